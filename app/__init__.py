@@ -1,0 +1,1 @@
+"""allocscope web application and command line (imports ``protocols``; never the reverse)."""

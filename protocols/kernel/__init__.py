@@ -1,0 +1,17 @@
+"""The simulation kernel: a small event loop over plain-data global states.
+
+- ``Simulator``: ``enabled()`` / ``step(id)``, time travel, ``state_hash()``.
+- ``Protocol`` / ``Ctx`` / ``Setup``: what a protocol module implements.
+- schedulers and monitors.
+"""
+
+from .events import (DELIVER, ENV, FAULT, LOCAL, TIMEOUT, Action, Event, Guard, Message,
+                     Narration, SimError)
+from .protocol import Ctx, Protocol, Setup
+from .schedulers import KINDS as SCHEDULERS
+from .schedulers import make as make_scheduler
+from .sim import Simulator, State
+
+__all__ = ["DELIVER", "ENV", "FAULT", "LOCAL", "TIMEOUT", "Action", "Event", "Guard", "Message",
+           "Narration", "SimError", "Ctx", "Protocol", "Setup", "SCHEDULERS", "make_scheduler",
+           "Simulator", "State"]

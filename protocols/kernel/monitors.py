@@ -1,0 +1,195 @@
+"""Monitors that run after every step: safety, deadlock, livelock, and the run's metrics.
+
+They read what the protocol declares (who requested, who is in its critical section with which
+resources, its own safety predicates and wait-for graph) and record findings by step, so the
+timeline can mark them. Metrics are history, not state: they are saved with each snapshot and
+restored on time travel, but never hashed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+
+from .events import Event, Message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .sim import Simulator
+
+LIVELOCK_WINDOW = 200_000   # states remembered since the last critical-section entry
+
+
+@dataclass
+class Finding:
+    step: int
+    kind: str               # "violation" | "deadlock" | "livelock"
+    text: str
+    cycle: list = field(default_factory=list)
+    period: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"step": self.step, "kind": self.kind, "text": self.text}
+        if self.kind == "deadlock":
+            d["cycle"] = self.cycle
+        if self.kind == "livelock":
+            d["period"] = self.period
+        return d
+
+
+class Monitors:
+    """Findings and metrics of one simulator."""
+
+    def __init__(self, sim: "Simulator") -> None:
+        self.sim = sim
+        self.sent: dict[str, int] = {}
+        self.delivered = 0
+        self.cs_entries = 0
+        self.requests = 0
+        self.served: list[tuple[str, int, int, int]] = []   # (pid, request step, response, waiting)
+        self.findings: dict[tuple[int, str], Finding] = {}
+        self.last_taken: dict[str, int] = {}
+        self._deadlocked = False
+        self._bad: frozenset[str] = frozenset()
+        self._seen: dict[int, int] = {}
+
+    # ---------------------------------------------------------------- protocol events
+    def on_send(self, m: Message) -> None:
+        self.sent[m.kind] = self.sent.get(m.kind, 0) + 1
+
+    def on_deliver(self, m: Message) -> None:
+        self.delivered += 1
+
+    def on_request(self, pid: str) -> None:
+        if pid not in self.sim.waiting:
+            self.requests += 1
+            self.sim.waiting[pid] = (self.sim.step_no, self.cs_entries)
+
+    def on_enter(self, pid: str, resources: tuple[str, ...]) -> None:
+        sim = self.sim
+        if pid in sim.cs:
+            self.violation(f"{pid} enters its critical section while already in it")
+        w = sim.waiting.pop(pid, None)
+        if w is not None:
+            self.served.append((pid, w[0], sim.step_no - w[0], self.cs_entries - w[1]))
+        self.cs_entries += 1
+        sim.cs[pid] = resources
+        for r in resources:
+            users = sim.usage.setdefault(r, [])
+            users.append(pid)
+            cap = sim.capacity.get(r, 1)
+            if len(users) > cap:
+                who = ", ".join(users)
+                self.violation(f"resource {r} is used by {who} at once (capacity {cap})")
+        self._seen.clear()
+
+    def on_exit(self, pid: str) -> None:
+        sim = self.sim
+        for r in sim.cs.pop(pid, ()):
+            users = sim.usage.get(r)
+            if users and pid in users:
+                users.remove(pid)
+                if not users:
+                    del sim.usage[r]
+
+    def violation(self, text: str) -> None:
+        key = (self.sim.step_no, "violation:" + text)
+        self.findings[key] = Finding(self.sim.step_no, "violation", text)
+
+    def taken(self, event_id: str) -> None:
+        self.last_taken[event_id] = self.sim.step_no
+
+    # ---------------------------------------------------------------- after every step
+    def after_step(self, ev: Event) -> None:
+        sim = self.sim
+        step = sim.step_no
+        bad = frozenset(sim.protocol.violations(sim))
+        for text in sorted(bad - self._bad):
+            self.violation(text)
+        self._bad = bad
+        if not sim.waiting:
+            self._deadlocked = False
+            self._seen.clear()
+            return
+        enabled = sim.enabled()
+        stuck = not any(e.progress for e in enabled)
+        if stuck and not self._deadlocked:
+            cycle = self.wait_cycle()
+            who = ", ".join(sorted(sim.waiting))
+            text = f"deadlock: {who} wait{'s' if len(sim.waiting) == 1 else ''} and nothing can move"
+            if cycle:
+                text += "; wait-for cycle " + " → ".join(map(str, cycle + cycle[:1]))
+            self.findings[(step, "deadlock")] = Finding(step, "deadlock", text, cycle)
+        self._deadlocked = stuck
+        if stuck:
+            return
+        fp = sim.fingerprint()
+        t0 = self._seen.get(fp)
+        if t0 is not None and all(sim.since(e.id) > t0 for e in enabled if e.progress):
+            period = step - t0
+            text = (f"livelock: the global state of step {t0} repeats at step {step} while "
+                    f"{', '.join(sorted(sim.waiting))} wait and nobody entered a critical section")
+            self.findings[(step, "livelock")] = Finding(step, "livelock", text, period=period)
+        if len(self._seen) >= LIVELOCK_WINDOW:
+            self._seen.clear()
+        self._seen[fp] = step
+
+    def wait_cycle(self) -> list:
+        g = self.sim.protocol.wait_for(self.sim)
+        try:
+            edges = nx.find_cycle(g)
+        except nx.NetworkXNoCycle:
+            return []
+        return [u for u, _v, *_ in edges]
+
+    # ---------------------------------------------------------------- reading
+    def first(self, kind: str) -> Finding | None:
+        found = [f for f in self.findings.values() if f.kind == kind and f.step <= self.sim.step_no]
+        return min(found, key=lambda f: f.step) if found else None
+
+    def violations(self) -> list[Finding]:
+        return sorted((f for f in self.findings.values()
+                       if f.kind == "violation" and f.step <= self.sim.step_no),
+                      key=lambda f: (f.step, f.text))
+
+    def timeline(self) -> list[dict[str, Any]]:
+        """Every finding of the recorded trace, for the timeline's markers."""
+        return [f.as_dict() for f in sorted(self.findings.values(), key=lambda f: (f.step, f.kind))]
+
+    def metrics(self) -> dict[str, Any]:
+        rts = [s[2] for s in self.served]
+        wts = [s[3] for s in self.served]
+        return {
+            "messages_by_type": dict(sorted(self.sent.items())),
+            "messages": sum(self.sent.values()),
+            "delivered": self.delivered,
+            "cs_entries": self.cs_entries,
+            "requests": self.requests,
+            "served": len(self.served),
+            "response_time": _summary(rts),
+            "waiting_time": _summary(wts),
+            "per_request": [{"proc": p, "requested_at": t, "response": r, "waiting": w}
+                            for p, t, r, w in self.served[-200:]],
+        }
+
+    # ---------------------------------------------------------------- time travel
+    def save(self) -> tuple:
+        return (dict(self.sent), self.delivered, self.cs_entries, self.requests, len(self.served),
+                self._deadlocked, self._bad)
+
+    def load(self, saved: tuple) -> None:
+        sent, self.delivered, self.cs_entries, self.requests, n, self._deadlocked, self._bad = saved
+        self.sent = dict(sent)
+        del self.served[n:]
+        self._seen.clear()
+
+    def truncate(self, k: int) -> None:
+        for key in [key for key, f in self.findings.items() if f.step > k]:
+            del self.findings[key]
+
+
+def _summary(xs: list[int]) -> dict[str, Any]:
+    if not xs:
+        return {"count": 0, "max": None, "mean": None}
+    return {"count": len(xs), "max": max(xs), "mean": round(sum(xs) / len(xs), 3)}

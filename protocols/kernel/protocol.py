@@ -1,0 +1,180 @@
+"""The contract between the kernel and a protocol module.
+
+A protocol is a class with no mutable state of its own. It builds an immutable ``Setup`` from a
+scenario, and then only answers questions about process states (which actions are enabled, what
+to do on a message) through a ``Ctx`` that records the step's effects. See
+``docs/adding-a-protocol.md`` for a walk through the teaching token ring.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Sequence
+
+import networkx as nx
+
+from .events import Action, Guard, Message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .sim import Simulator
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a protocol builds from a scenario: the processes, their initial states, the messages
+    already in flight, and an immutable ``config`` (topology, parameters) that is not state."""
+
+    pids: tuple[str, ...]
+    states: tuple[Hashable, ...]
+    config: Any = None
+    messages: tuple[tuple[str, str, str, Hashable], ...] = ()   # (src, dst, kind, body)
+    capacity: dict[str, int] = field(default_factory=dict)     # resource -> units (default 1)
+
+
+class Protocol:
+    """Base class: subclasses set the class attributes and implement the handlers.
+
+    Message handlers are methods ``on_<Kind>(ctx, msg)``; action handlers are ``do_<head>(ctx,
+    pid, arg)`` where an action named ``"head:arg"`` (or just ``"head"``) was reported enabled.
+    """
+
+    id: str = ""
+    title: str = ""
+    version: str = "1"               # bump when a change alters replays (links carry it)
+    variants: tuple[str, ...] = ("default",)
+    default_variant: str = "default"
+    channels: str = "fifo"           # "fifo" or "unordered"; a scenario may override
+    view_kind: str = "ring"          # ring | tree | quorum | game
+    fault_kinds: tuple[str, ...] = ("drop", "duplicate", "crash")
+    paper: str = ""                  # file name in shared/papers
+
+    # ---- building -------------------------------------------------------------------------
+    def setup(self, scenario: Any, variant: str) -> Setup:
+        raise NotImplementedError
+
+    # ---- behaviour ------------------------------------------------------------------------
+    def actions(self, config: Any, pid: str, state: Any) -> Sequence[Action]:
+        """The actions enabled for ``pid`` in ``state``: local, environment and timeouts.
+
+        Must depend only on the process's own state (and config): the kernel recomputes them only
+        for processes a step touched.
+        """
+        return ()
+
+    def deliver(self, ctx: "Ctx", msg: Message) -> None:
+        handler = getattr(self, "on_" + msg.kind, None)
+        if handler is None:
+            raise NotImplementedError(f"{self.id}: no handler for message {msg.kind}")
+        handler(ctx, msg)
+
+    def apply(self, ctx: "Ctx", pid: str, name: str) -> None:
+        head, _, arg = name.partition(":")
+        handler = getattr(self, "do_" + head.replace("-", "_"), None)
+        if handler is None:
+            raise NotImplementedError(f"{self.id}: no handler for action {head}")
+        handler(ctx, pid, arg)
+
+    # ---- monitors -------------------------------------------------------------------------
+    def violations(self, sim: "Simulator") -> list[str]:
+        """Protocol-specific safety violations in the current state (beyond the kernel's
+        resource-capacity check). Called after every step: keep it cheap."""
+        return []
+
+    def wait_for(self, sim: "Simulator") -> nx.DiGraph:
+        """The wait-for (or dependency) graph of the current state; edges u -> v: u waits for v."""
+        return nx.DiGraph()
+
+    def served_all(self, sim: "Simulator") -> bool:
+        """Every request of the workload was made and served."""
+        return not sim.waiting
+
+    def report(self, sim: "Simulator") -> dict[str, Any]:
+        """Extra top-level keys for ``allocscope run --json`` (e.g. convergence of kout_tree)."""
+        return {}
+
+    def quiescent_ok(self, sim: "Simulator") -> bool:
+        """Whether a run may stop early once everything is served (protocols whose tokens
+        circulate forever say yes, so runs do not burn their whole step budget)."""
+        return False
+
+    # ---- inspection -----------------------------------------------------------------------
+    def guards(self, config: Any, pid: str, state: Any) -> list[Guard]:
+        """Every guarded action of ``pid`` with its guard's truth value (default: the enabled ones)."""
+        return [Guard(a.name, True, a.algorithm, a.lines) for a in self.actions(config, pid, state)]
+
+    def describe(self, config: Any, pid: str, state: Any) -> dict[str, Any]:
+        """All variables of a process, for the inspector."""
+        from .canon import canon
+        c = canon(state)
+        if isinstance(c, dict):
+            c.pop("@", None)
+        return c if isinstance(c, dict) else {"state": c}
+
+    def corruptions(self, config: Any, pid: str, state: Any) -> Iterable[tuple[str, Any]]:
+        """(variable, value) pairs a 'corrupt' fault may set on ``pid``; empty if not supported."""
+        return ()
+
+    def corrupt(self, config: Any, state: Any, var: str, value: Any) -> Any:
+        import dataclasses
+        return dataclasses.replace(state, **{var: value})
+
+    def message_label(self, msg: Message) -> str:
+        return msg.kind
+
+    def view(self, sim: "Simulator") -> dict[str, Any]:
+        """Positions and per-node data for the browser; see docs/adding-a-protocol.md."""
+        return {"layout": self.view_kind, "nodes": [], "edges": []}
+
+
+class Ctx:
+    """The effects of one step, applied by the simulator as they are recorded."""
+
+    __slots__ = ("sim", "narration")
+
+    def __init__(self, sim: "Simulator") -> None:
+        self.sim = sim
+        self.narration: list = []
+
+    @property
+    def config(self) -> Any:
+        return self.sim.config
+
+    @property
+    def variant(self) -> str:
+        return self.sim.variant
+
+    @property
+    def step(self) -> int:
+        return self.sim.step_no
+
+    def get(self, pid: str) -> Any:
+        return self.sim.procs[self.sim.index[pid]]
+
+    def put(self, pid: str, state: Any) -> None:
+        self.sim._put(pid, state)
+
+    def send(self, src: str, dst: str, kind: str, body: Hashable = None) -> Message:
+        return self.sim._send(src, dst, kind, body)
+
+    def say(self, text: str, pid: str = "", algorithm: str | None = None,
+            lines: Sequence[int] = ()) -> None:
+        from .events import Narration
+        self.narration.append(Narration(text, pid, algorithm, tuple(lines)))
+
+    def request(self, pid: str) -> None:
+        """``pid`` starts waiting for its critical section (for metrics and monitors)."""
+        self.sim._request(pid)
+
+    def enter_cs(self, pid: str, resources: Iterable[str] = ()) -> None:
+        self.sim._enter_cs(pid, tuple(resources))
+
+    def exit_cs(self, pid: str) -> None:
+        self.sim._exit_cs(pid)
+
+    def cancel(self, pid: str) -> None:
+        """``pid`` stops waiting without being served (it departed)."""
+        self.sim._cancel(pid)
+
+    def violation(self, text: str) -> None:
+        """Report a safety violation found while handling this step."""
+        self.sim._violation(text)

@@ -1,0 +1,131 @@
+"""Schedulers choose the next event, and only ever among the enabled ones."""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, Sequence
+
+from .events import FAULT, SimError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .sim import Simulator
+
+KINDS = ("manual", "random", "oldest", "round-robin", "scripted")
+
+
+class Scheduler:
+    kind = ""
+
+    def choose(self, sim: "Simulator") -> str | None:
+        """The id of the next event, or None when this scheduler has nothing to pick."""
+        raise NotImplementedError
+
+
+class Manual(Scheduler):
+    """The user picks (in the browser, by clicking); stepping asks for nothing."""
+
+    kind = "manual"
+
+    def choose(self, sim: "Simulator") -> str | None:
+        return None
+
+
+class Random(Scheduler):
+    """Uniform among enabled non-fault events, from its own seeded generator; faults the
+    scenario allows are taken with probability ``fault_rate``."""
+
+    kind = "random"
+
+    def __init__(self, seed: int = 0, fault_rate: float = 0.0) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.fault_rate = fault_rate
+
+    def choose(self, sim: "Simulator") -> str | None:
+        evs = sim.enabled()
+        if not evs:
+            return None
+        if self.fault_rate and evs[-1].kind == FAULT and self.rng.random() < self.fault_rate:
+            faults = [e for e in evs if e.kind == FAULT]
+            return faults[self.rng.randrange(len(faults))].id
+        normal = [e for e in evs if e.kind != FAULT] if evs[-1].kind == FAULT else evs
+        if not normal:
+            return None
+        return normal[self.rng.randrange(len(normal))].id
+
+
+class Oldest(Scheduler):
+    """The event enabled for the longest time; ties in the order of ``enabled()``."""
+
+    kind = "oldest"
+
+    def choose(self, sim: "Simulator") -> str | None:
+        best, best_since = None, None
+        for e in sim.enabled():
+            if e.kind == FAULT:
+                continue
+            s = sim.since(e.id)
+            if best_since is None or s < best_since:
+                best, best_since = e.id, s
+        return best
+
+
+class RoundRobin(Scheduler):
+    """Takes turns among processes in their order: the next process after the last one served
+    that has an enabled event (a delivery counts for its receiver)."""
+
+    kind = "round-robin"
+
+    def __init__(self) -> None:
+        self.last = -1
+
+    def choose(self, sim: "Simulator") -> str | None:
+        n = len(sim.pids)
+        best, best_rank = None, None
+        for e in sim.enabled():
+            if e.kind == FAULT:
+                continue
+            rank = (sim.index[e.pid] - self.last - 1) % n
+            if best_rank is None or rank < best_rank:
+                best, best_rank = e, rank
+        if best is None:
+            return None
+        self.last = sim.index[best.pid]
+        return best.id
+
+
+class Scripted(Scheduler):
+    """Replays a recorded schedule by step number, then hands over to ``then`` (if any)."""
+
+    kind = "scripted"
+
+    def __init__(self, schedule: Sequence[str], then: Scheduler | None = None) -> None:
+        self.schedule = list(schedule)
+        self.then = then
+
+    def choose(self, sim: "Simulator") -> str | None:
+        k = sim.step_no
+        if k < len(self.schedule):
+            eid = self.schedule[k]
+            if eid not in sim.enabled_ids() and not eid.startswith("f:"):
+                raise SimError(f"schedule item {k} ({eid!r}) is not enabled at step {k}; "
+                               f"enabled: {', '.join(sim.enabled_ids()[:12]) or 'none'}")
+            return eid
+        return self.then.choose(sim) if self.then is not None else None
+
+
+def make(kind: str, seed: int = 0, schedule: Sequence[str] = (), then: str | None = None,
+         fault_rate: float = 0.0) -> Scheduler:
+    """Build a scheduler by name; a bad name is a SimError naming the choices."""
+    if kind == "manual":
+        return Manual()
+    if kind == "random":
+        return Random(seed, fault_rate)
+    if kind == "oldest":
+        return Oldest()
+    if kind == "round-robin":
+        return RoundRobin()
+    if kind == "scripted":
+        nxt = make(then, seed, fault_rate=fault_rate) if then and then != "scripted" else None
+        return Scripted(schedule, nxt)
+    raise SimError(f"unknown scheduler {kind!r}; choose one of {', '.join(KINDS)}")

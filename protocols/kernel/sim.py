@@ -1,0 +1,450 @@
+"""The simulator: one global state, the events enabled in it, and one way to change it: ``step``.
+
+The loop is deliberately plain (after SimPy's core): ``enabled()`` lists the events that may
+happen now, each with a stable id; ``step(id)`` applies exactly that one and runs the monitors.
+Everything else (time travel, hashing, snapshots for the explorer) is built on those two.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .canon import sha256_of
+from .events import (DELIVER, ENV, FAULT, LOCAL, PREFIX, TIMEOUT, Event, Message, Narration,
+                     SimError)
+from .monitors import Monitors
+from .protocol import Ctx, Protocol
+
+_MASK = (1 << 64) - 1
+SNAPSHOT_EVERY = 256
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """A global state as plain immutable data: cheap to copy, compare and hash.
+
+    ``procs`` is in the order of ``Simulator.pids``; ``messages`` in send order. Derived data
+    (views, metrics, monitors) is kept out.
+    """
+
+    procs: tuple
+    messages: tuple[Message, ...]
+    next_seq: int
+    crashed: frozenset
+    cs: tuple            # ((pid, resources), ...) sorted: who is in its critical section
+    waiting: tuple       # ((pid, request step, cs entries at request), ...) sorted
+
+    def key(self) -> tuple:
+        """Identity of the state up to message numbering (what the explorer deduplicates on)."""
+        return (self.procs, tuple(m.content() for m in self.messages), self.crashed, self.cs,
+                tuple(w[0] for w in self.waiting))
+
+
+@dataclass(slots=True)
+class _Snapshot:
+    state: State
+    monitors: Any
+    since: dict
+
+
+class Simulator:
+    """Runs one protocol on one scenario. Not thread-safe; one per session."""
+
+    def __init__(self, protocol: Protocol, scenario: Any, variant: str | None = None,
+                 channels: str | None = None, faults: Any = None,
+                 snapshot_every: int = SNAPSHOT_EVERY) -> None:
+        self.protocol = protocol
+        self.scenario = scenario
+        self.variant = variant or getattr(scenario, "variant", None) or protocol.default_variant
+        if self.variant not in protocol.variants:
+            raise SimError(f"variant {self.variant!r} is not one of {protocol.id}'s variants: "
+                           f"{', '.join(protocol.variants)}")
+        chan = channels or getattr(scenario, "channels", None) or protocol.channels
+        if chan not in ("fifo", "unordered"):
+            raise SimError(f"channels must be 'fifo' or 'unordered', not {chan!r}")
+        self.fifo = chan == "fifo"
+        self.channels = chan
+        self.faults = faults if faults is not None else getattr(scenario, "faults", None)
+        self.snapshot_every = snapshot_every
+
+        setup = protocol.setup(scenario, self.variant)
+        self.config = setup.config
+        self.pids: tuple[str, ...] = tuple(setup.pids)
+        self.index = {p: i for i, p in enumerate(self.pids)}
+        if len(self.index) != len(self.pids):
+            raise SimError("process ids must be unique")
+        self.capacity = dict(setup.capacity)
+        self.monitors = Monitors(self)
+
+        self.trace: list[str] = []                 # event ids applied, step k applied trace[k-1]
+        self.narrations: list[tuple[Narration, ...]] = []
+        self.step_no = 0
+        self._snapshots: dict[int, _Snapshot] = {}
+
+        initial = State(tuple(setup.states), (), 0, frozenset(), (), ())
+        self._load(initial)
+        for src, dst, kind, body in setup.messages:
+            self._send(src, dst, kind, body)
+        self._touched.clear()
+        self._refresh_all()
+        self._snapshots[0] = self._snapshot()
+
+    # ------------------------------------------------------------------ the global state
+    def _load(self, st: State) -> None:
+        self.procs: list = list(st.procs)
+        self.inflight: dict[int, Message] = {m.seq: m for m in st.messages}
+        self.next_seq = st.next_seq
+        self.crashed: set[str] = set(st.crashed)
+        self.cs: dict[str, tuple[str, ...]] = dict(st.cs)
+        self.waiting: dict[str, tuple[int, int]] = {w[0]: (w[1], w[2]) for w in st.waiting}
+        self.usage: dict[str, list[str]] = {}
+        for pid, res in self.cs.items():
+            for r in res:
+                self.usage.setdefault(r, []).append(pid)
+        self._chan: dict[tuple[str, str], deque[int]] = {}
+        for m in st.messages:
+            self._chan.setdefault((m.src, m.dst), deque()).append(m.seq)
+        self._msg_events: dict[int, Event] = {m.seq: self._msg_event(m) for m in st.messages}
+        self._touched: set[int] = set()
+        self._phash = [hash((i, s)) for i, s in enumerate(self.procs)]
+        self._proc_fp = sum(self._phash) & _MASK
+        self._chan_fp: dict[tuple[str, str], int] = {}
+        for c in self._chan:
+            self._rehash_channel(c)
+        self._enabled: list[Event] | None = None
+        self._acts: dict[int, tuple[Event, ...]] = {}
+        self._since: dict[str, int] = {}
+        for c, q in self._chan.items():
+            for s in ([q[0]] if self.fifo else q):
+                self._since[f"m{s}"] = self.step_no
+
+    def state(self) -> State:
+        """The current global state as immutable data."""
+        return State(tuple(self.procs), tuple(self.inflight.values()), self.next_seq,
+                     frozenset(self.crashed), tuple(sorted(self.cs.items())),
+                     tuple(sorted((p, a, b) for p, (a, b) in self.waiting.items())))
+
+    def restore(self, st: State) -> None:
+        """Make ``st`` the current state (for the explorer; the timeline is not touched)."""
+        self._load(st)
+        self._refresh_all()
+
+    def state_hash(self) -> str:
+        """sha256 of the canonical serialisation of the global state (not of metrics or views)."""
+        st = self.state()
+        return sha256_of((self.protocol.id, self.variant, self.pids, st.procs,
+                          [(m.seq, m.src, m.dst, m.kind, m.body) for m in st.messages],
+                          st.next_seq, st.crashed, st.cs, [w[0] for w in st.waiting]))
+
+    def fingerprint(self) -> int:
+        """A 64-bit in-process fingerprint, maintained incrementally; ignores message numbers."""
+        return (self._proc_fp + sum(self._chan_fp.values()) + hash(frozenset(self.crashed))) & _MASK
+
+    def proc(self, pid: str) -> Any:
+        return self.procs[self.index[pid]]
+
+    # ------------------------------------------------------------------ effects (via Ctx)
+    def _put(self, pid: str, state: Any) -> None:
+        i = self.index[pid]
+        self.procs[i] = state
+        h = hash((i, state))
+        self._proc_fp = (self._proc_fp - self._phash[i] + h) & _MASK
+        self._phash[i] = h
+        self._touched.add(i)
+
+    def _send(self, src: str, dst: str, kind: str, body: Any = None) -> Message:
+        if dst not in self.index:
+            raise SimError(f"message {kind} sent to unknown process {dst!r}")
+        m = Message(self.next_seq, src, dst, kind, body)
+        self.next_seq += 1
+        self.inflight[m.seq] = m
+        c = (src, dst)
+        q = self._chan.get(c)
+        if q is None:
+            q = self._chan[c] = deque()
+        if not q or not self.fifo:          # enabled from now on
+            self._since[m.id] = self.step_no
+        q.append(m.seq)
+        self._rehash_channel(c)
+        self._msg_events[m.seq] = self._msg_event(m)
+        self.monitors.on_send(m)
+        return m
+
+    def _remove_message(self, m: Message) -> None:
+        del self.inflight[m.seq]
+        del self._msg_events[m.seq]
+        self._since.pop(m.id, None)
+        c = (m.src, m.dst)
+        q = self._chan[c]
+        if q[0] == m.seq:
+            q.popleft()
+            if q and self.fifo:             # the next message becomes deliverable
+                self._since[f"m{q[0]}"] = self.step_no
+        else:
+            q.remove(m.seq)
+        if not q:
+            del self._chan[c]
+        self._rehash_channel(c)
+
+    def _rehash_channel(self, c: tuple[str, str]) -> None:
+        q = self._chan.get(c)
+        if not q:
+            self._chan_fp.pop(c, None)
+        elif self.fifo:
+            self._chan_fp[c] = hash(tuple(self.inflight[s].content() for s in q))
+        else:
+            self._chan_fp[c] = sum(hash(self.inflight[s].content()) for s in q) & _MASK
+
+    def _msg_event(self, m: Message) -> Event:
+        label = f"{self.protocol.message_label(m)} {m.src}→{m.dst}"
+        return Event(m.id, DELIVER, m.dst, label, True, m)
+
+    def _request(self, pid: str) -> None:
+        self.monitors.on_request(pid)
+
+    def _enter_cs(self, pid: str, resources: tuple[str, ...]) -> None:
+        self.monitors.on_enter(pid, resources)
+
+    def _exit_cs(self, pid: str) -> None:
+        self.monitors.on_exit(pid)
+
+    def _cancel(self, pid: str) -> None:
+        self.waiting.pop(pid, None)
+
+    def _violation(self, text: str) -> None:
+        self.monitors.violation(text)
+
+    # ------------------------------------------------------------------ enabled events
+    def _refresh(self, i: int) -> None:
+        """Recompute the actions of process i (after a step touched it)."""
+        pid = self.pids[i]
+        old = self._acts.pop(i, ())
+        evs: tuple[Event, ...] = ()
+        if pid not in self.crashed:
+            acts = self.protocol.actions(self.config, pid, self.procs[i])
+            evs = tuple(Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
+                              a.label or a.name, a.progress) for a in acts)
+        if evs:
+            self._acts[i] = evs
+        if old:
+            keep = {e.id for e in evs}
+            for e in old:
+                if e.id not in keep:
+                    self._since.pop(e.id, None)
+        for e in evs:
+            self._since.setdefault(e.id, self.step_no)
+        self._enabled = None
+
+    def _refresh_all(self) -> None:
+        for i in range(len(self.pids)):
+            self._refresh(i)
+
+    def enabled(self) -> list[Event]:
+        """The events that may happen now, in a stable order: deliveries by message number,
+        then each process's actions in process order, then faults the scenario allows."""
+        if self._enabled is not None:
+            return self._enabled
+        if self.fifo:
+            heads = sorted(q[0] for q in self._chan.values())
+            evs = [self._msg_events[s] for s in heads]
+        else:
+            evs = list(self._msg_events.values())
+        for i in sorted(self._acts):
+            evs.extend(self._acts[i])
+        f = self.faults
+        if f is not None and getattr(f, "any", False):
+            evs.extend(self._fault_events(evs))
+        self._enabled = evs
+        return evs
+
+    def enabled_ids(self) -> list[str]:
+        return [e.id for e in self.enabled()]
+
+    def since(self, event_id: str) -> int:
+        """The step at which ``event_id`` became enabled (for the oldest-first scheduler)."""
+        return self._since.get(event_id, self.step_no)
+
+    def _fault_events(self, evs: list[Event]) -> list[Event]:
+        f = self.faults
+        out: list[Event] = []
+        for e in evs:
+            if e.kind == DELIVER:
+                if f.drop:
+                    out.append(Event(f"f:drop:{e.id}", FAULT, e.pid, f"drop {e.label}", False))
+                if f.duplicate:
+                    out.append(Event(f"f:dup:{e.id}", FAULT, e.pid, f"duplicate {e.label}", False))
+        for i, pid in enumerate(self.pids):
+            if pid in self.crashed:
+                continue
+            if f.crash and "crash" in self.protocol.fault_kinds:
+                out.append(Event(f"f:crash:{pid}", FAULT, pid, f"crash {pid}", False))
+            if f.corrupt:
+                for var, val in self.protocol.corruptions(self.config, pid, self.procs[i]):
+                    out.append(Event(f"f:corrupt:{pid}:{var}={val}", FAULT, pid,
+                                     f"corrupt {pid}.{var} := {val}", False))
+        return out
+
+    def event(self, event_id: str) -> Event:
+        """The enabled event with this id, or a fault the protocol supports; else SimError."""
+        for e in self.enabled():
+            if e.id == event_id:
+                return e
+        if isinstance(event_id, str) and event_id.startswith("f:"):
+            return self._fault_event(event_id)
+        raise SimError(self._not_enabled(event_id))
+
+    def _not_enabled(self, event_id: Any) -> str:
+        ids = self.enabled_ids()
+        shown = ", ".join(ids[:12]) + (" …" if len(ids) > 12 else "")
+        return (f"event {event_id!r} is not enabled at step {self.step_no}; "
+                f"enabled: {shown or 'none'}")
+
+    def _fault_event(self, event_id: str) -> Event:
+        parts = event_id.split(":", 2)
+        kind = parts[1] if len(parts) > 1 else ""
+        target = parts[2] if len(parts) > 2 else ""
+        allowed = self.protocol.fault_kinds
+        if kind in ("drop", "dup") and ("drop" if kind == "drop" else "duplicate") in allowed:
+            seq = target[1:] if target.startswith("m") else ""
+            if seq.isdigit() and int(seq) in self.inflight:
+                m = self.inflight[int(seq)]
+                return Event(event_id, FAULT, m.dst, f"{kind} {m.id}", False)
+        elif kind == "crash" and kind in allowed and target in self.index \
+                and target not in self.crashed:
+            return Event(event_id, FAULT, target, f"crash {target}", False)
+        elif kind == "corrupt" and "corrupt" in allowed:
+            pid, _, assign = target.partition(":")
+            if pid in self.index:
+                for var, val in self.protocol.corruptions(self.config, pid, self.proc(pid)):
+                    if f"{var}={val}" == assign:
+                        return Event(event_id, FAULT, pid, f"corrupt {pid}.{assign}", False)
+        raise SimError(f"fault {event_id!r} is not possible at step {self.step_no} "
+                       f"(faults of {self.protocol.id}: {', '.join(allowed) or 'none'})")
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, event_id: str) -> tuple[Narration, ...]:
+        """Apply exactly the event ``event_id``; a bad id raises SimError and changes nothing."""
+        ev = self.event(event_id)
+        k = self.step_no
+        if k < len(self.trace) and self.trace[k] != event_id:
+            self._truncate(k)
+        out = self._apply(ev)
+        if k == len(self.trace):
+            self.trace.append(event_id)
+            self.narrations.append(out)
+        else:
+            self.narrations[k] = out
+        if self.step_no % self.snapshot_every == 0 and self.step_no not in self._snapshots:
+            self._snapshots[self.step_no] = self._snapshot()
+        return out
+
+    def _apply(self, ev: Event) -> tuple[Narration, ...]:
+        ctx = Ctx(self)
+        self.step_no += 1
+        kind = ev.kind
+        if kind == DELIVER:
+            m = ev.msg
+            self._remove_message(m)
+            self.monitors.on_deliver(m)
+            if m.dst in self.crashed:
+                ctx.say(f"{m.kind} from {m.src} reaches {m.dst}, which has crashed: it is lost", m.dst)
+            else:
+                self.protocol.deliver(ctx, m)
+        elif kind in (LOCAL, ENV, TIMEOUT):
+            name = ev.id.split(":", 2)[2]
+            self._since.pop(ev.id, None)    # taken: if it stays enabled, it is enabled anew
+            self.protocol.apply(ctx, ev.pid, name)
+        else:
+            self._apply_fault(ctx, ev)
+        self.monitors.taken(ev.id)
+        for i in self._touched:
+            self._refresh(i)
+        self._touched.clear()
+        self._enabled = None
+        self.monitors.after_step(ev)
+        return tuple(ctx.narration)
+
+    def _apply_fault(self, ctx: Ctx, ev: Event) -> None:
+        _, kind, target = ev.id.split(":", 2)
+        if kind in ("drop", "dup"):
+            m = self.inflight[int(target[1:])]
+            if kind == "drop":
+                self._remove_message(m)
+                ctx.say(f"fault: {m.kind} {m.src}→{m.dst} ({m.id}) is lost", m.dst)
+            else:
+                c = self._send(m.src, m.dst, m.kind, m.body)
+                ctx.say(f"fault: {m.kind} {m.src}→{m.dst} ({m.id}) is duplicated as {c.id}", m.dst)
+        elif kind == "crash":
+            self.crashed.add(target)
+            self._touched.add(self.index[target])
+            self.waiting.pop(target, None)
+            ctx.say(f"fault: {target} crashes and stops", target)
+        else:
+            pid, _, assign = target.partition(":")
+            for var, val in self.protocol.corruptions(self.config, pid, self.proc(pid)):
+                if f"{var}={val}" == assign:
+                    self._put(pid, self.protocol.corrupt(self.config, self.proc(pid), var, val))
+                    ctx.say(f"fault: {pid}.{var} is corrupted to {val}", pid)
+                    break
+
+    # ------------------------------------------------------------------ time travel
+    def _snapshot(self) -> _Snapshot:
+        return _Snapshot(self.state(), self.monitors.save(), dict(self._since))
+
+    def _truncate(self, k: int) -> None:
+        """Forget the future after step k (a different event is being taken there)."""
+        del self.trace[k:]
+        del self.narrations[k:]
+        for s in [s for s in self._snapshots if s > k]:
+            del self._snapshots[s]
+        self.monitors.truncate(k)
+
+    def goto(self, k: int) -> None:
+        """Move to step k of the recorded timeline: restore the nearest snapshot at or before k,
+        then replay the recorded events. Never replays from step 0 for a jump."""
+        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= len(self.trace):
+            raise SimError(f"step must be between 0 and {len(self.trace)}, not {k!r}")
+        if k == self.step_no:
+            return
+        if not (self.step_no < k and k - self.step_no <= self.snapshot_every):
+            base = max(s for s in self._snapshots if s <= k)
+            snap = self._snapshots[base]
+            self._load(snap.state)
+            self.step_no = base
+            self.monitors.load(snap.monitors)
+            self._since = dict(snap.since)
+            self._refresh_all()
+        while self.step_no < k:
+            ev = self.event(self.trace[self.step_no])
+            self._apply(ev)
+            s = self.step_no
+            if s % self.snapshot_every == 0 and s not in self._snapshots:
+                self._snapshots[s] = self._snapshot()
+
+    def back(self) -> None:
+        if self.step_no == 0:
+            raise SimError("already at step 0: nothing to step back to")
+        self.goto(self.step_no - 1)
+
+    def replay(self, schedule: Iterable[str]) -> None:
+        """Apply a recorded schedule; SimError names the first id that is not enabled."""
+        for i, eid in enumerate(schedule):
+            try:
+                self.step(eid)
+            except SimError as exc:
+                raise SimError(f"schedule item {i} ({eid!r}) cannot be applied: {exc}") from None
+
+    # ------------------------------------------------------------------ inspection
+    def inspect(self, pid: str) -> dict[str, Any]:
+        """Every variable of ``pid`` and each guarded action with its guard's truth value."""
+        if pid not in self.index:
+            raise SimError(f"no process {pid!r}; processes: {', '.join(self.pids)}")
+        st = self.proc(pid)
+        guards = self.protocol.guards(self.config, pid, st)
+        return {"pid": pid, "crashed": pid in self.crashed, "in_cs": pid in self.cs,
+                "waiting": pid in self.waiting,
+                "variables": self.protocol.describe(self.config, pid, st),
+                "guards": [g.as_dict() for g in guards],
+                "inbox": [m.id for m in self.inflight.values() if m.dst == pid]}

@@ -1,0 +1,118 @@
+"""Runs a scenario headless: build the simulator, drive it with a scheduler, report the outcome.
+
+The report's keys are the contract of ``allocscope run --json`` (architecture page).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import registry
+from .kernel import SimError, Simulator, make_scheduler
+from .kernel.schedulers import Scheduler
+from .scenario import Expect, Scenario, ScenarioError
+
+
+def build(scenario: Scenario, variant: str | None = None) -> Simulator:
+    """A simulator at step 0 of ``scenario`` (``variant`` overrides the file's)."""
+    proto = registry.get(scenario.protocol)
+    v = variant or scenario.variant or proto.default_variant
+    if v not in proto.variants:
+        raise ScenarioError(f"variant {v!r} is not one of {proto.id}'s variants: "
+                            f"{', '.join(proto.variants)}")
+    try:
+        return Simulator(proto, scenario, v)
+    except (SimError, KeyError) as exc:
+        raise ScenarioError(f"scenario {scenario.id}: {exc}") from None
+
+
+def scheduler_for(scenario: Scenario, variant: str, kind: str | None = None,
+                  seed: int | None = None) -> Scheduler:
+    spec = scenario.scheduler
+    k = kind or spec.kind
+    s = spec.seed if seed is None else seed
+    then = spec.then if k == "scripted" else None
+    if k == "scripted" and then is None and not scenario.schedule_for(variant):
+        then = "oldest"
+    return make_scheduler(k, s, scenario.schedule_for(variant), then, scenario.faults.rate)
+
+
+def drive(sim: Simulator, sched: Scheduler, max_steps: int) -> None:
+    """Step until nothing is chosen, a monitor fires, the budget ends, or (for protocols whose
+    tokens never stop) everyone has been served."""
+    proto = sim.protocol
+    mon = sim.monitors
+    while sim.step_no < max_steps:
+        eid = sched.choose(sim)
+        if eid is None:
+            break
+        before = len(mon.findings)
+        sim.step(eid)
+        if len(mon.findings) > before:
+            break
+        if proto.quiescent_ok(sim) and proto.served_all(sim):
+            break
+
+
+def report(sim: Simulator, scenario: Scenario) -> dict[str, Any]:
+    mon = sim.monitors
+    dl = mon.first("deadlock")
+    ll = mon.first("livelock")
+    viol = mon.violations()
+    served = sim.protocol.served_all(sim)
+    metrics = mon.metrics()
+    out: dict[str, Any] = {
+        "scenario": scenario.id,
+        "protocol": sim.protocol.id,
+        "variant": sim.variant,
+        "steps": sim.step_no,
+        "state_hash": sim.state_hash(),
+        "cs_entries": mon.cs_entries,
+        "messages": metrics["messages"],
+        "violations": [{"step": f.step, "text": f.text} for f in viol],
+        "deadlock": {"step": dl.step, "cycle": dl.cycle, "text": dl.text} if dl else None,
+        "livelock": {"step": ll.step, "period": ll.period, "text": ll.text} if ll else None,
+        "served_all": served,
+        "metrics": metrics,
+    }
+    out.update(sim.protocol.report(sim))
+    out["outcome"] = outcome(out)
+    return out
+
+
+def outcome(result: dict[str, Any]) -> str:
+    if result["violations"]:
+        return "violation"
+    if result["deadlock"]:
+        return "deadlock"
+    if result["livelock"]:
+        return "livelock"
+    return "all-served" if result["served_all"] else "incomplete"
+
+
+def run(scenario: Scenario, variant: str | None = None, steps: int | None = None,
+        scheduler: str | None = None, seed: int | None = None) -> dict[str, Any]:
+    """Run a scenario to its end and report; SimError/ScenarioError on bad input."""
+    sim = build(scenario, variant)
+    sched = scheduler_for(scenario, sim.variant, scheduler, seed)
+    drive(sim, sched, steps if steps is not None else scenario.steps)
+    return report(sim, scenario)
+
+
+def mismatches(result: dict[str, Any], expect: Expect | None) -> list[str]:
+    """How a run's result differs from a scenario's ``expect`` (empty when it matches)."""
+    if expect is None:
+        return []
+    e = expect.for_variant(result["variant"])
+    bad = []
+    if result["outcome"] != e.outcome:
+        bad.append(f"outcome {result['outcome']!r}, expected {e.outcome!r}")
+    if e.cycle is not None:
+        got = sorted(map(str, (result["deadlock"] or {}).get("cycle", [])))
+        if got != sorted(e.cycle):
+            bad.append(f"deadlock cycle {got}, expected {sorted(e.cycle)}")
+    if e.period is not None:
+        got_p = (result["livelock"] or {}).get("period")
+        if got_p != e.period:
+            bad.append(f"livelock period {got_p}, expected {e.period}")
+    return bad

@@ -1,0 +1,172 @@
+"""Scenario files: the JSON that fixes a run, validated with pydantic. Nothing in one is executed.
+
+A bad file raises ``ScenarioError`` whose message names the field and the reason, e.g.
+``scenario.scheduler.kind: Input should be 'manual', 'random', ...``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+GALLERY = Path(__file__).parent / "scenarios"
+MAX_FILE_BYTES = 1_000_000
+
+Outcome = Literal["all-served", "deadlock", "livelock", "violation", "incomplete"]
+SchedulerKind = Literal["manual", "random", "oldest", "round-robin", "scripted"]
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be used; the message names the field and the reason."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PaperRef(_Strict):
+    file: str = Field(max_length=200)
+    figure: str | None = Field(default=None, max_length=200)
+    section: str | None = Field(default=None, max_length=200)
+
+
+class SchedulerSpec(_Strict):
+    kind: SchedulerKind = "oldest"
+    seed: int = Field(default=0, ge=0, le=2**63 - 1)
+    then: SchedulerKind | None = "oldest"   # what a scripted schedule hands over to when it ends
+
+
+class Faults(_Strict):
+    """Which faults the explorer and the random scheduler may inject (opt-in)."""
+
+    drop: bool = False
+    duplicate: bool = False
+    crash: bool = False
+    corrupt: bool = False
+    rate: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    @property
+    def any(self) -> bool:
+        return self.drop or self.duplicate or self.crash or self.corrupt
+
+
+class Expect(_Strict):
+    outcome: Outcome
+    cycle: list[str] | None = None        # the deadlock's wait-for cycle, as a set of nodes
+    period: int | None = Field(default=None, ge=1)
+    notes: str = Field(default="", max_length=4000)
+    variants: dict[str, "Expect"] = Field(default_factory=dict)
+
+    def for_variant(self, variant: str) -> "Expect":
+        return self.variants.get(variant, self)
+
+
+class Scenario(_Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,79}$")
+    title: str = Field(min_length=1, max_length=200)
+    protocol: str = Field(min_length=1, max_length=40)
+    variant: str | None = Field(default=None, max_length=40)
+    paper: PaperRef | None = None
+    teaches: str = Field(default="", max_length=1000)
+    params: dict[str, Any] = Field(default_factory=dict)
+    topology: dict[str, Any] = Field(default_factory=dict)
+    workload: dict[str, Any] = Field(default_factory=dict)
+    channels: Literal["fifo", "unordered"] | None = None
+    scheduler: SchedulerSpec = Field(default_factory=SchedulerSpec)
+    schedule: list[str] | dict[str, list[str]] | None = None
+    steps: int = Field(default=2000, ge=1, le=1_000_000)
+    faults: Faults = Field(default_factory=Faults)
+    expect: Expect | None = None
+    symmetry: list[list[str]] = Field(default_factory=list)   # interchangeable processes
+
+    @field_validator("protocol")
+    @classmethod
+    def _known_protocol(cls, v: str) -> str:
+        from .registry import available
+        names = available()
+        if v not in names:
+            raise ValueError(f"unknown protocol {v!r}; known: {', '.join(names)}")
+        return v
+
+    def schedule_for(self, variant: str) -> list[str]:
+        if self.schedule is None:
+            return []
+        if isinstance(self.schedule, dict):
+            return list(self.schedule.get(variant, []))
+        return list(self.schedule)
+
+
+def format_errors(exc: ValidationError, root: str = "scenario") -> str:
+    parts = []
+    for err in exc.errors()[:8]:
+        loc = ".".join([root, *(str(x) for x in err["loc"])])
+        msg = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}")
+    more = len(exc.errors()) - 8
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def parse(data: Any) -> Scenario:
+    """Validate a scenario given as parsed JSON."""
+    if not isinstance(data, dict):
+        raise ScenarioError(f"scenario: must be a JSON object, not {type(data).__name__}")
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError(format_errors(exc)) from None
+
+
+def parse_text(text: str, source: str = "scenario") -> Scenario:
+    if len(text) > MAX_FILE_BYTES:
+        raise ScenarioError(f"{source}: larger than {MAX_FILE_BYTES} bytes")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno}, "
+                            f"column {exc.colno})") from None
+    return parse(data)
+
+
+def load_file(path: str | Path) -> Scenario:
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ScenarioError(f"{p}: cannot read ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{p}: not UTF-8 text") from None
+    return parse_text(text, str(p))
+
+
+_gallery: dict[str, Scenario] | None = None
+
+
+def gallery() -> dict[str, Scenario]:
+    """The gallery scenarios by id, in file-name order (loaded once)."""
+    global _gallery
+    if _gallery is None:
+        found: dict[str, Scenario] = {}
+        for f in sorted(GALLERY.glob("*.json")):
+            sc = load_file(f)
+            if sc.id in found:
+                raise ScenarioError(f"{f.name}: duplicate gallery id {sc.id!r}")
+            found[sc.id] = sc
+        _gallery = found
+    return _gallery
+
+
+def resolve(ref: str) -> Scenario:
+    """A gallery id or a path to a scenario file."""
+    g = gallery()
+    if ref in g:
+        return g[ref]
+    p = Path(ref)
+    if p.suffix == ".json" or p.exists():
+        return load_file(p)
+    raise ScenarioError(f"no gallery scenario {ref!r} and no such file; "
+                        f"gallery ids: {', '.join(g) or 'none'}")

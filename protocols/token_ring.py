@@ -1,0 +1,147 @@
+"""Teaching example: mutual exclusion by one token circulating on a unidirectional ring.
+
+Not from the papers: it exercises the kernel before the paper protocols, and shows in a few
+lines how a protocol plugs in (docs/adding-a-protocol.md). Variant ``lossy``: one process forgets
+to pass the token on after its critical section, so everyone else ends up waiting forever and
+the deadlock monitor fires.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import networkx as nx
+
+from .kernel import ENV, Action, Ctx, Guard, Message, Protocol, Setup
+from .scenario import ScenarioError
+
+
+@dataclass(frozen=True, slots=True)
+class Proc:
+    """One process: what it is doing, whether it holds the token, how many requests remain."""
+
+    phase: str = "idle"          # idle | wanting | in_cs
+    token: bool = False
+    requests_left: int = 0
+
+
+@dataclass(frozen=True)
+class Config:
+    pids: tuple[str, ...]
+    next: dict[str, str]
+    prev: dict[str, str]
+    lossy: str | None
+
+
+class TokenRing(Protocol):
+    id = "token_ring"
+    title = "Token ring (teaching example)"
+    variants = ("reliable", "lossy")
+    default_variant = "reliable"
+    channels = "fifo"
+    view_kind = "ring"
+    fault_kinds = ("drop", "duplicate", "crash", "corrupt")
+
+    def setup(self, scenario: Any, variant: str) -> Setup:
+        p = scenario.params
+        n = p.get("n", 5)
+        reqs = p.get("requests", 1)
+        if not isinstance(n, int) or isinstance(n, bool) or not 2 <= n <= 10_000:
+            raise ScenarioError("scenario.params.n: must be a whole number from 2 to 10000")
+        if not isinstance(reqs, int) or isinstance(reqs, bool) or not 0 <= reqs <= 1_000_000:
+            raise ScenarioError("scenario.params.requests: must be a whole number from 0 to 10^6")
+        pids = tuple(f"p{i}" for i in range(n))
+        lossy = p.get("lossy", pids[-1]) if variant == "lossy" else None
+        if lossy is not None and lossy not in pids:
+            raise ScenarioError(f"scenario.params.lossy: no process {lossy!r}")
+        nxt = {q: pids[(i + 1) % n] for i, q in enumerate(pids)}
+        prv = {q: pids[(i - 1) % n] for i, q in enumerate(pids)}
+        states = tuple(Proc(requests_left=reqs) for _ in pids)
+        # The token starts in flight from the last process to the first.
+        return Setup(pids, states, Config(pids, nxt, prv, lossy),
+                     messages=((pids[-1], pids[0], "Token", None),), capacity={"cs": 1})
+
+    # ---- guarded actions ------------------------------------------------------------------
+    def actions(self, config: Config, pid: str, s: Proc) -> list[Action]:
+        if s.phase == "idle" and s.requests_left > 0:
+            return [Action(ENV, "request", f"{pid} requests the critical section", progress=False)]
+        if s.phase == "in_cs":
+            return [Action(ENV, "release", f"{pid} leaves its critical section")]
+        return []
+
+    def guards(self, config: Config, pid: str, s: Proc) -> list[Guard]:
+        prev = config.prev[pid]
+        return [
+            Guard("request", s.phase == "idle" and s.requests_left > 0,
+                  waiting_for="" if s.requests_left else "no requests left"),
+            Guard("enter (on Token)", s.phase == "wanting" and s.token,
+                  waiting_for=f"the Token from {prev}" if s.phase == "wanting" else "a request"),
+            Guard("release", s.phase == "in_cs", waiting_for="being in the critical section"),
+        ]
+
+    def do_request(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        s = ctx.get(pid)
+        ctx.put(pid, replace(s, phase="wanting", requests_left=s.requests_left - 1))
+        ctx.request(pid)
+        ctx.say(f"{pid} wants the critical section and waits for the token", pid)
+
+    def do_release(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        ctx.exit_cs(pid)
+        if pid == ctx.config.lossy:
+            ctx.put(pid, replace(ctx.get(pid), phase="idle", token=False))
+            ctx.say(f"{pid} leaves its critical section and forgets the token: it is lost", pid)
+            return
+        ctx.put(pid, replace(ctx.get(pid), phase="idle", token=False))
+        nxt = ctx.config.next[pid]
+        ctx.send(pid, nxt, "Token")
+        ctx.say(f"{pid} leaves its critical section and passes the token to {nxt}", pid)
+
+    # ---- messages -------------------------------------------------------------------------
+    def on_Token(self, ctx: Ctx, msg: Message) -> None:
+        pid = msg.dst
+        s = ctx.get(pid)
+        if s.phase == "wanting" and not s.token:
+            ctx.put(pid, replace(s, phase="in_cs", token=True))
+            ctx.enter_cs(pid, ("cs",))
+            ctx.say(f"{pid} receives the token and enters its critical section", pid)
+        else:
+            nxt = ctx.config.next[pid]
+            ctx.send(pid, nxt, "Token")
+            ctx.say(f"{pid} does not need the token and passes it to {nxt}", pid)
+
+    # ---- monitors and views ---------------------------------------------------------------
+    def wait_for(self, sim: Any) -> nx.DiGraph:
+        """x -> prev(x) for every x with no token and none on its way: x can only ever get
+        the token from its predecessor. A lost token closes this into a cycle of the ring."""
+        coming = {m.dst for m in sim.inflight.values() if m.kind == "Token"}
+        g = nx.DiGraph()
+        for i, pid in enumerate(sim.pids):
+            if not sim.procs[i].token and pid not in coming and pid not in sim.crashed:
+                g.add_edge(pid, sim.config.prev[pid])
+        return g
+
+    def served_all(self, sim: Any) -> bool:
+        return not sim.waiting and not sim.cs and all(s.requests_left == 0 for s in sim.procs)
+
+    def quiescent_ok(self, sim: Any) -> bool:
+        return True
+
+    def corruptions(self, config: Config, pid: str, s: Proc):
+        return [("token", not s.token)]
+
+    def view(self, sim: Any) -> dict[str, Any]:
+        n = len(sim.pids)
+        nodes = []
+        for i, pid in enumerate(sim.pids):
+            s = sim.procs[i]
+            a = 2 * math.pi * i / n - math.pi / 2
+            nodes.append({"id": pid, "label": pid, "kind": "process",
+                          "x": round(500 + 300 * math.cos(a), 1),
+                          "y": round(350 + 300 * math.sin(a), 1),
+                          "phase": s.phase, "token": s.token, "requests_left": s.requests_left,
+                          "cs": pid in sim.cs, "waiting": pid in sim.waiting,
+                          "crashed": pid in sim.crashed})
+        edges = [{"src": p, "dst": sim.config.next[p], "kind": "ring"} for p in sim.pids]
+        return {"layout": "ring", "nodes": nodes, "edges": edges}
