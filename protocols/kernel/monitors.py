@@ -44,6 +44,7 @@ class Monitors:
     def __init__(self, sim: "Simulator") -> None:
         self.sim = sim
         self.sent: dict[str, int] = {}
+        self.sent_at: dict[int, int] = {}       # message seq -> step at which it was sent
         self.delivered = 0
         self.cs_entries = 0
         self.requests = 0
@@ -57,6 +58,7 @@ class Monitors:
     # ---------------------------------------------------------------- protocol events
     def on_send(self, m: Message) -> None:
         self.sent[m.kind] = self.sent.get(m.kind, 0) + 1
+        self.sent_at[m.seq] = self.sim.step_no
 
     def on_deliver(self, m: Message) -> None:
         self.delivered += 1
@@ -183,6 +185,12 @@ class Monitors:
         self.sent = dict(sent)
         del self.served[n:]
         self._seen.clear()
+        step = self.sim.step_no
+        while self.sent_at:                      # sends are recorded in step order
+            seq = next(reversed(self.sent_at))
+            if self.sent_at[seq] <= step:
+                break
+            del self.sent_at[seq]
 
     def truncate(self, k: int) -> None:
         for key in [key for key, f in self.findings.items() if f.step > k]:

@@ -121,6 +121,12 @@ class Protocol:
     def message_label(self, msg: Message) -> str:
         return msg.kind
 
+    def is_progress(self, msg: Message) -> bool:
+        """Whether delivering ``msg`` can help a waiting process (default yes). A protocol whose
+        control messages circulate forever may say no for them, so that a state where only they
+        move counts as a deadlock."""
+        return True
+
     def view(self, sim: "Simulator") -> dict[str, Any]:
         """Positions and per-node data for the browser; see docs/adding-a-protocol.md."""
         return {"layout": self.view_kind, "nodes": [], "edges": []}

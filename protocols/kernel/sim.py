@@ -199,7 +199,7 @@ class Simulator:
 
     def _msg_event(self, m: Message) -> Event:
         label = f"{self.protocol.message_label(m)} {m.src}→{m.dst}"
-        return Event(m.id, DELIVER, m.dst, label, True, m)
+        return Event(m.id, DELIVER, m.dst, label, self.protocol.is_progress(m), m)
 
     def _request(self, pid: str) -> None:
         self.monitors.on_request(pid)
