@@ -5,8 +5,19 @@
 - schedulers and monitors.
 """
 
-from .events import (DELIVER, ENV, FAULT, LOCAL, TIMEOUT, Action, Event, Guard, Message,
-                     Narration, SimError)
+from .events import (
+                     DELIVER,
+                     ENV,
+                     FAULT,
+                     LOCAL,
+                     TIMEOUT,
+                     Action,
+                     Event,
+                     Guard,
+                     Message,
+                     Narration,
+                     SimError,
+)
 from .protocol import Ctx, Protocol, Setup
 from .schedulers import KINDS as SCHEDULERS
 from .schedulers import make as make_scheduler

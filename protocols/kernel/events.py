@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Hashable
+from typing import Any
 
 # Event kinds, as on the architecture page.
 DELIVER = "deliver"   # a message delivery, id m<N>

@@ -8,8 +8,9 @@ to do on a message) through a ``Ctx`` that records the step's effects. See
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Hashable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .events import FAULT, SimError
 
@@ -72,7 +73,8 @@ class Oldest(Scheduler):
 
 class RoundRobin(Scheduler):
     """Takes turns among processes in their order: the next process after the last one served
-    that has an enabled event (a delivery counts for its receiver)."""
+    that has an enabled event (a delivery counts for its receiver); of that process's events,
+    the one enabled longest."""
 
     kind = "round-robin"
 
@@ -81,13 +83,13 @@ class RoundRobin(Scheduler):
 
     def choose(self, sim: "Simulator") -> str | None:
         n = len(sim.pids)
-        best, best_rank = None, None
+        best, best_key = None, None
         for e in sim.enabled():
             if e.kind == FAULT:
                 continue
-            rank = (sim.index[e.pid] - self.last - 1) % n
-            if best_rank is None or rank < best_rank:
-                best, best_rank = e, rank
+            key = ((sim.index[e.pid] - self.last - 1) % n, sim.since(e.id))
+            if best_key is None or key < best_key:
+                best, best_key = e, key
         if best is None:
             return None
         self.last = sim.index[best.pid]

@@ -8,12 +8,12 @@ Everything else (time travel, hashing, snapshots for the explorer) is built on t
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from .canon import sha256_of
-from .events import (DELIVER, ENV, FAULT, LOCAL, PREFIX, TIMEOUT, Event, Message, Narration,
-                     SimError)
+from .events import DELIVER, ENV, FAULT, LOCAL, PREFIX, TIMEOUT, Event, Message, Narration, SimError
 from .monitors import Monitors
 from .protocol import Ctx, Protocol
 
@@ -116,7 +116,7 @@ class Simulator:
         self._enabled: list[Event] | None = None
         self._acts: dict[int, tuple[Event, ...]] = {}
         self._since: dict[str, int] = {}
-        for c, q in self._chan.items():
+        for q in self._chan.values():
             for s in ([q[0]] if self.fifo else q):
                 self._since[f"m{s}"] = self.step_no
 

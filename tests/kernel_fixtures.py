@@ -1,0 +1,69 @@
+"""Tiny protocols that exercise single kernel features (not part of the gallery)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from types import SimpleNamespace
+from typing import Any
+
+from protocols.kernel import ENV, Action, Ctx, Message, Protocol, Setup
+
+
+@dataclass(frozen=True, slots=True)
+class Inbox:
+    received: tuple[int, ...] = ()
+    wants: bool = False
+
+
+class Burst(Protocol):
+    """p0 has sent three numbered messages to p1; p1 records the order it receives them."""
+
+    id = "test_burst"
+    variants = ("default",)
+
+    def setup(self, scenario: Any, variant: str) -> Setup:
+        return Setup(("p0", "p1"), (Inbox(), Inbox()),
+                     messages=tuple(("p0", "p1", "Num", i) for i in range(3)))
+
+    def on_Num(self, ctx: Ctx, msg: Message) -> None:
+        s = ctx.get(msg.dst)
+        ctx.put(msg.dst, replace(s, received=s.received + (msg.body,)))
+
+
+class PingPong(Protocol):
+    """p0 and p1 bounce a Ball forever; p2 requests and is never served (a livelock).
+
+    With ``variant="stray"`` a Stray message to p2 stays in flight, so a repetition of the
+    ping-pong is not fair (a fair scheduler would deliver it) until it is delivered.
+    """
+
+    id = "test_pingpong"
+    variants = ("default", "stray")
+
+    def setup(self, scenario: Any, variant: str) -> Setup:
+        msgs = [("p0", "p1", "Ball", None)]
+        if variant == "stray":
+            msgs.append(("p0", "p2", "Stray", None))
+        return Setup(("p0", "p1", "p2"), (Inbox(), Inbox(), Inbox(wants=True)),
+                     messages=tuple(msgs))
+
+    def actions(self, config: Any, pid: str, s: Inbox) -> list[Action]:
+        return [Action(ENV, "request", progress=False)] if s.wants else []
+
+    def do_request(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        ctx.put(pid, replace(ctx.get(pid), wants=False))
+        ctx.request(pid)
+
+    def on_Ball(self, ctx: Ctx, msg: Message) -> None:
+        ctx.send(msg.dst, msg.src, "Ball")
+
+    def on_Stray(self, ctx: Ctx, msg: Message) -> None:
+        s = ctx.get(msg.dst)
+        ctx.put(msg.dst, replace(s, received=s.received + (1,)))
+
+
+def scenario(**kw: Any) -> SimpleNamespace:
+    base = dict(id="t", params={}, topology={}, workload={}, channels=None, faults=None,
+                variant=None)
+    base.update(kw)
+    return SimpleNamespace(**base)

@@ -1,0 +1,76 @@
+"""`allocscope` command line: the documented JSON keys and exit codes (0 / 1 / 2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from app.cli import main
+
+KEYS = {"scenario", "protocol", "variant", "steps", "state_hash", "cs_entries", "messages",
+        "violations", "deadlock", "livelock", "served_all", "metrics"}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True)
+
+
+def test_scenarios_json_lists_the_gallery(capsys):
+    assert main(["scenarios", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    ids = {r["id"] for r in rows}
+    assert {"token-ring", "token-ring-lossy"} <= ids
+    assert all(set(r) == {"id", "title", "protocol", "variant"} for r in rows)
+
+
+def test_run_token_ring_prints_the_documented_json(capsys):
+    assert main(["run", "token-ring", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert KEYS <= set(res)
+    assert res["served_all"] is True and res["violations"] == [] and res["deadlock"] is None
+    assert res["cs_entries"] == 10 and len(res["state_hash"]) == 64
+    assert res["metrics"]["messages_by_type"]["Token"] == res["messages"]
+
+
+def test_run_exits_1_on_a_deadlock_and_names_it(capsys):
+    assert main(["run", "token-ring-lossy", "--json"]) == 1
+    res = json.loads(capsys.readouterr().out)
+    assert res["deadlock"]["step"] == 7
+    assert sorted(res["deadlock"]["cycle"]) == ["p0", "p1", "p2", "p3"]
+
+
+@pytest.mark.parametrize("content, needle", [
+    ("{not json", "not valid JSON"),
+    ('{"id": "x", "title": "t", "protocol": "nope"}', "scenario.protocol: unknown protocol 'nope'"),
+    ('{"id": "x", "title": "t", "protocol": "token_ring", "params": {"n": 1}}', "scenario.params.n"),
+    ('{"id": "x", "title": "t", "protocol": "token_ring", "bogus": 1}', "scenario.bogus: Extra inputs"),
+    ('{"id": "x", "title": "t", "protocol": "token_ring", "steps": -3}', "scenario.steps"),
+    ('{"id": "x", "title": "t", "protocol": "token_ring", "variant": "zzz"}', "variant 'zzz'"),
+    ('{"id": "x", "title": "t", "protocol": "token_ring", "scheduler": {"kind": "scripted"},'
+     ' "schedule": ["m7"]}', "schedule item 0 ('m7') is not enabled"),
+    ('[1, 2]', "must be a JSON object"),
+])
+def test_bad_scenario_files_exit_2_naming_the_problem(tmp_path, content, needle):
+    f = tmp_path / "bad.json"
+    f.write_text(content)
+    r = cli("run", str(f), "--json")
+    assert r.returncode == 2, r.stdout
+    assert needle in r.stderr and r.stdout == ""
+    assert "Traceback" not in r.stderr
+
+
+def test_unknown_gallery_id_exits_2():
+    r = cli("run", "no-such-scenario")
+    assert r.returncode == 2 and "no gallery scenario 'no-such-scenario'" in r.stderr
+
+
+def test_variant_override_and_scheduler_options(capsys):
+    assert main(["run", "token-ring-lossy", "--variant", "reliable", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["variant"] == "reliable"
+    assert main(["run", "token-ring", "--scheduler", "round-robin", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["served_all"] is True
+    assert main(["run", "token-ring", "--steps", "3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["steps"] == 3

@@ -1,0 +1,238 @@
+"""The kernel's promises: determinism, exact time travel, channel models, schedulers,
+monitors, and clear errors that change nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocols.kernel import SimError, Simulator, make_scheduler
+from protocols.registry import get
+from protocols.runner import build, drive, run
+from protocols.scenario import Faults, parse
+from tests.kernel_fixtures import Burst, PingPong, scenario
+
+RING = {"id": "ring-test", "title": "ring", "protocol": "token_ring", "params": {"n": 6, "requests": 3}}
+
+
+def ring(**over) -> Simulator:
+    data = dict(RING)
+    data.update(over)
+    return build(parse(data))
+
+
+def random_run(sim: Simulator, seed: int, steps: int) -> list[str]:
+    sched = make_scheduler("random", seed)
+    for _ in range(steps):
+        eid = sched.choose(sim)
+        if eid is None:
+            break
+        sim.step(eid)
+    return list(sim.trace)
+
+
+def test_same_schedule_same_hash_in_two_processes():
+    cmd = [sys.executable, "-m", "app.cli", "run", "token-ring", "--json", "--scheduler", "random",
+           "--seed", "11"]
+    hashes = set()
+    for seed in ("1", "2"):   # different PYTHONHASHSEED: nothing may depend on hash order
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout
+        hashes.add(json.loads(out)["state_hash"])
+    assert len(hashes) == 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(0, 700), every=st.sampled_from([1, 7, 64]))
+def test_goto_equals_fresh_run(seed, k, every):
+    sim = build(parse(RING | {"params": {"n": 5, "requests": 200}}))
+    sim.snapshot_every = every
+    trace = random_run(sim, seed, 700)
+    k = min(k, len(trace))
+    sim.goto(k)
+    fresh = build(parse(RING | {"params": {"n": 5, "requests": 200}}))
+    fresh.replay(trace[:k])
+    assert sim.step_no == k
+    assert sim.state_hash() == fresh.state_hash()
+    assert sim.enabled_ids() == fresh.enabled_ids()
+    assert sim.monitors.metrics() == fresh.monitors.metrics()
+    # and forward again to the end of the recorded timeline
+    sim.goto(len(trace))
+    fresh.replay(trace[k:])
+    assert sim.state_hash() == fresh.state_hash()
+
+
+def test_back_then_different_event_forgets_the_future():
+    sim = ring()
+    trace = random_run(sim, 3, 40)
+    k = next(k for k in range(10, 40) if (sim.goto(k) or len(sim.enabled_ids()) > 1))
+    alternative = next(e for e in sim.enabled_ids() if e != trace[k])
+    sim.step(alternative)
+    assert sim.trace == trace[:k] + [alternative]
+    with pytest.raises(SimError):
+        sim.goto(k + 2)
+
+
+def test_fifo_delivers_in_order_only():
+    sim = Simulator(Burst(), scenario(channels="fifo"))
+    assert sim.enabled_ids() == ["m0"]
+    for eid in ("m0", "m1", "m2"):
+        assert sim.enabled_ids() == [eid]
+        sim.step(eid)
+    assert sim.proc("p1").received == (0, 1, 2)
+
+
+def test_unordered_can_deliver_out_of_order():
+    sim = Simulator(Burst(), scenario(channels="unordered"))
+    assert sim.enabled_ids() == ["m0", "m1", "m2"]
+    for eid in ("m2", "m0", "m1"):
+        sim.step(eid)
+    assert sim.proc("p1").received == (2, 0, 1)
+
+
+def test_fifo_rejects_out_of_order_delivery_and_changes_nothing():
+    sim = Simulator(Burst(), scenario(channels="fifo"))
+    before = sim.state_hash()
+    with pytest.raises(SimError, match="m1.*not enabled.*enabled: m0"):
+        sim.step("m1")
+    assert sim.state_hash() == before and sim.step_no == 0 and sim.trace == []
+
+
+@pytest.mark.parametrize("bad", ["m99", "", "a:p0:nothing", "f:drop:m42", "f:crash:nobody", 17])
+def test_bad_event_ids_are_clear_errors_that_change_nothing(bad):
+    sim = ring()
+    random_run(sim, 5, 20)
+    before = (sim.state_hash(), sim.step_no, list(sim.trace))
+    with pytest.raises(SimError):
+        sim.step(bad)
+    assert (sim.state_hash(), sim.step_no, list(sim.trace)) == before
+
+
+@pytest.mark.parametrize("kind", ["random", "oldest", "round-robin"])
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 1000))
+def test_schedulers_only_pick_enabled_events(kind, seed):
+    sim = ring(faults={"drop": True, "duplicate": True, "rate": 0.05})
+    sched = make_scheduler(kind, seed, fault_rate=0.05)
+    for _ in range(150):
+        eid = sched.choose(sim)
+        if eid is None:
+            assert not [e for e in sim.enabled() if e.kind != "fault"]
+            break
+        assert eid in sim.enabled_ids()
+        sim.step(eid)
+
+
+def test_oldest_first_serves_the_longest_enabled_event():
+    sim = Simulator(Burst(), scenario(channels="unordered"))
+    sched = make_scheduler("oldest")
+    order = []
+    while (eid := sched.choose(sim)) is not None:
+        order.append(eid)
+        sim.step(eid)
+    assert order == ["m0", "m1", "m2"]
+
+
+def test_scripted_replays_exactly_and_names_the_first_bad_id():
+    sim = ring()
+    trace = random_run(sim, 9, 60)
+    again = ring()
+    random_run_with = make_scheduler("scripted", schedule=trace)
+    while (eid := random_run_with.choose(again)) is not None:
+        again.step(eid)
+    assert again.trace == trace and again.state_hash() == sim.state_hash()
+    bad = trace[:5] + ["m12345"] + trace[6:]
+    third = ring()
+    with pytest.raises(SimError, match=r"schedule item 5 \('m12345'\) is not enabled"):
+        drive(third, make_scheduler("scripted", schedule=bad), 10_000)
+    assert third.step_no == 5
+
+
+def test_lossy_token_ring_is_caught_as_a_deadlock_with_the_ring_as_cycle():
+    res = run(parse(RING | {"variant": "lossy", "params": {"n": 4, "requests": 2}}),
+              scheduler="random", seed=4)
+    assert res["deadlock"] is not None
+    assert sorted(res["deadlock"]["cycle"]) == ["p0", "p1", "p2", "p3"]
+    assert not res["served_all"]
+    reliable = run(parse(RING | {"params": {"n": 4, "requests": 2}}), scheduler="random", seed=4)
+    assert reliable["deadlock"] is None and reliable["served_all"]
+
+
+def test_duplicated_token_breaks_mutual_exclusion_and_the_monitor_says_so():
+    sim = ring(params={"n": 3, "requests": 5})
+    sim.step("e:p1:request")
+    sim.step("e:p2:request")
+    sim.step("f:dup:m0")          # faults are opt-in through step(): m1 is a second token
+    sim.step("m0")                # p0 passes the first token on (m2)
+    sim.step("m2")                # p1 enters with it
+    sim.step("m1")                # the duplicate reaches p0, passed on (m3)
+    sim.step("m3")                # p1 is in its critical section: passes it on (m4)
+    assert not sim.monitors.violations()
+    sim.step("m4")                # p2 enters with the duplicate while p1 is still inside
+    viols = sim.monitors.violations()
+    assert viols and "resource cs is used by p1, p2 at once" in viols[0].text
+
+
+def test_livelock_fires_with_the_period_of_a_fair_cycle():
+    sim = Simulator(PingPong(), scenario(channels="fifo"))
+    sim.step("e:p2:request")
+    for _ in range(4):
+        sim.step(sim.enabled_ids()[0])
+    ll = sim.monitors.first("livelock")
+    assert ll is not None and ll.period == 2 and ll.step == 3
+
+
+def test_livelock_waits_until_the_repetition_is_fair():
+    sim = Simulator(PingPong(), scenario(channels="unordered"), variant="stray")
+    sim.step("e:p2:request")
+    for _ in range(6):             # bounce the ball while the stray message waits
+        sim.step(next(e for e in sim.enabled_ids() if e != "m1"))
+    assert sim.monitors.first("livelock") is None
+    sim.step("m1")                 # the stray message is delivered: now repetitions are fair
+    for _ in range(4):
+        sim.step(sim.enabled_ids()[0])
+    assert sim.monitors.first("livelock") is not None
+
+
+def test_state_is_immutable_data_that_restores_exactly():
+    sim = ring()
+    random_run(sim, 2, 30)
+    st0 = sim.state()
+    h0 = sim.state_hash()
+    assert hash(st0) == hash(sim.state()) and st0 == sim.state()
+    random_run(sim, 3, 10)
+    sim.restore(st0)
+    assert sim.state_hash() == h0
+
+
+def test_cost_per_step_does_not_depend_on_idle_processes():
+    """Enabled events are maintained incrementally: a step touches only what it changed."""
+    calls = {"n": 0}
+    proto = get("token_ring")
+    orig = proto.actions
+
+    def counting(*a):
+        calls["n"] += 1
+        return orig(*a)
+
+    sim = ring(params={"n": 400, "requests": 1})
+    proto.actions = counting
+    try:
+        for _ in range(100):
+            sim.step(sim.enabled_ids()[0] if sim.inflight else sim.enabled_ids()[-1])
+    finally:
+        del proto.actions
+    assert calls["n"] <= 2 * 100
+
+
+def test_faults_appear_in_enabled_only_when_the_scenario_allows_them():
+    plain = ring()
+    assert not [e for e in plain.enabled() if e.kind == "fault"]
+    lossy = ring(faults=Faults(drop=True).model_dump())
+    assert "f:drop:m0" in lossy.enabled_ids()
