@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 # Event kinds, as on the architecture page.
 DELIVER = "deliver"   # a message delivery, id m<N>
@@ -16,9 +16,10 @@ FAULT = "fault"       # opt-in faults, id f:<kind>:<target>
 PREFIX = {LOCAL: "a", ENV: "e", TIMEOUT: "t"}
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One message in flight on the directed channel src -> dst; seq gives its id m<seq>."""
+class Message(NamedTuple):
+    """One message in flight on the directed channel src -> dst; seq gives its id m<seq>.
+
+    Plain tuples (not dataclasses) for the hot path: one is made on every send."""
 
     seq: int
     src: str
@@ -35,8 +36,7 @@ class Message:
         return (self.src, self.dst, self.kind, self.body)
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
+class Action(NamedTuple):
     """A guarded action a protocol reports as enabled for one process.
 
     ``name`` is unique per process (it becomes the event id); ``progress`` says whether taking it
@@ -51,8 +51,7 @@ class Action:
     lines: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
     """An enabled event: what a scheduler chooses among, and what the browser lists."""
 
     id: str
@@ -84,8 +83,7 @@ class Guard:
                 "lines": list(self.lines), "waiting_for": self.waiting_for}
 
 
-@dataclass(frozen=True, slots=True)
-class Narration:
+class Narration(NamedTuple):
     """One human sentence about an applied event, with the paper's pseudocode reference."""
 
     text: str

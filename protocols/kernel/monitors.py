@@ -50,7 +50,9 @@ class Monitors:
         self.requests = 0
         self.served: list[tuple[str, int, int, int]] = []   # (pid, request step, response, waiting)
         self.findings: dict[tuple[int, str], Finding] = {}
-        self.last_taken: dict[str, int] = {}
+        # Only call the protocol's own safety predicates if it has any (a step is a hot path).
+        proto_cls = type(sim.protocol)
+        self._checks = proto_cls.violations is not _base_violations(proto_cls)
         self._deadlocked = False
         self._bad: frozenset[str] = frozenset()
         self._seen: dict[int, int] = {}
@@ -99,17 +101,15 @@ class Monitors:
         key = (self.sim.step_no, "violation:" + text)
         self.findings[key] = Finding(self.sim.step_no, "violation", text)
 
-    def taken(self, event_id: str) -> None:
-        self.last_taken[event_id] = self.sim.step_no
-
     # ---------------------------------------------------------------- after every step
     def after_step(self, ev: Event) -> None:
         sim = self.sim
         step = sim.step_no
-        bad = frozenset(sim.protocol.violations(sim))
-        for text in sorted(bad - self._bad):
-            self.violation(text)
-        self._bad = bad
+        if self._checks:
+            bad = frozenset(sim.protocol.violations(sim))
+            for text in sorted(bad - self._bad):
+                self.violation(text)
+            self._bad = bad
         if not sim.waiting:
             self._deadlocked = False
             self._seen.clear()
@@ -195,6 +195,11 @@ class Monitors:
     def truncate(self, k: int) -> None:
         for key in [key for key, f in self.findings.items() if f.step > k]:
             del self.findings[key]
+
+
+def _base_violations(cls: type) -> Any:
+    from .protocol import Protocol
+    return Protocol.violations
 
 
 def _summary(xs: list[int]) -> dict[str, Any]:

@@ -358,7 +358,6 @@ class Simulator:
             self.protocol.apply(ctx, ev.pid, name)
         else:
             self._apply_fault(ctx, ev)
-        self.monitors.taken(ev.id)
         for i in self._touched:
             self._refresh(i)
         self._touched.clear()
