@@ -1,0 +1,195 @@
+"""Share links, exports and thumbnails: one router for ``app/main.py`` to include.
+
+- ``POST /api/links`` {scenario, variant?, schedule?, step?, state_hash?} -> ``{"id", "url",
+  "fragment_url", "step", "state_hash"}``: replays the state, stores it (``app/store.py``).
+- ``GET /api/links/{id}`` -> the stored link, replayed and verified (what ``load {"link"}`` uses).
+- ``POST /api/links/decode`` {"fragment"} -> the same for a self-contained ``#s=`` link.
+- ``GET /s/{id}`` -> 303 to the viewer at that state (``/sim/<id>?link=<short id>&...``), or an
+  HTML page saying what is wrong (400 / 404 / 409 / 413, never a 500).
+- ``GET|POST /api/export`` -> the trace as a scenario file ``allocscope run FILE --scheduler
+  scripted`` replays (``app/exports.py``).
+- ``GET /api/thumb/{scenario_id}.svg`` -> the gallery thumbnail (``app/thumbs.py``).
+- the editor's routes (``app/editor.py``).
+
+Every failure is a ``LinkError`` with a status and a sentence naming the problem.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from pydantic import ValidationError
+
+from protocols.scenario import format_errors
+
+from . import editor, exports, linkcodec, thumbs
+from .linkstate import MAX_LINK_BYTES, LinkError, LinkRecord, LinkRequest, Opened, make, open_record
+from .store import StoreError, load_record, save_link
+
+router = APIRouter()
+router.include_router(editor.router)
+
+MAX_BODY = 2 * MAX_LINK_BYTES
+SHORT_SCHEDULE_CHARS = 4000   # longer schedules travel by link id, not in the viewer's query
+
+
+def _json_error(exc: LinkError | StoreError) -> JSONResponse:
+    if isinstance(exc, StoreError):
+        return JSONResponse({"detail": f"link store unavailable: {exc}"}, 503)
+    return JSONResponse({"detail": exc.message}, exc.status)
+
+
+def _html_error(request: Request, status: int, message: str) -> HTMLResponse:
+    return editor.templates.TemplateResponse(
+        request, "error.html", {"status": status, "message": message, "embed": False,
+                                "present": False}, status_code=status)
+
+
+async def _body_json(request: Request) -> Any:
+    body = await request.body()
+    if len(body) > MAX_BODY:
+        raise LinkError(413, f"request body too large: {len(body)} bytes, the limit is {MAX_BODY}")
+    try:
+        return json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise LinkError(400, "request body: not valid JSON") from None
+
+
+def _request(data: Any) -> LinkRequest:
+    if not isinstance(data, dict):
+        raise LinkError(400, "link: must be a JSON object")
+    try:
+        return LinkRequest.model_validate(data)
+    except ValidationError as exc:
+        raise LinkError(400, format_errors(exc, "link")) from None
+
+
+def _viewer_url(rec: LinkRecord, lid: str | None) -> str:
+    """Where the viewer shows ``rec``: the contract's query params plus ``link`` when stored."""
+    if not isinstance(rec.scenario, str):
+        return f"/sim/-?{urlencode({'link': lid})}" if lid else linkcodec.url(rec)
+    q: dict[str, Any] = {"variant": rec.variant, "step": rec.step}
+    sched = ",".join(quote(e, safe="") for e in rec.schedule)
+    if len(sched) <= SHORT_SCHEDULE_CHARS:
+        q["schedule"] = ",".join(rec.schedule)
+    if lid:
+        q["link"] = lid
+    return f"/sim/{quote(rec.scenario, safe='')}?{urlencode(q)}"
+
+
+def _described(opened: Opened, lid: str | None = None) -> dict[str, Any]:
+    out = opened.record.model_dump()
+    out.pop("format", None)
+    out["notice"] = opened.notice
+    out["viewer_url"] = _viewer_url(opened.record, lid)
+    out["fragment_url"] = linkcodec.url(opened.record)
+    if lid:
+        out["id"] = lid
+        out["url"] = f"/s/{lid}"
+    return out
+
+
+@router.post("/api/links")
+async def create_link(request: Request) -> JSONResponse:
+    try:
+        rec = make(_request(await _body_json(request)))
+        lid = save_link(rec)
+    except (LinkError, StoreError) as exc:
+        return _json_error(exc)
+    return JSONResponse({"id": lid, "url": f"/s/{lid}", "fragment_url": linkcodec.url(rec),
+                         "step": rec.step, "state_hash": rec.state_hash}, 201)
+
+
+@router.get("/api/links/{lid}")
+def read_link(lid: str) -> JSONResponse:
+    try:
+        return JSONResponse(_described(open_record(load_record(lid)), lid))
+    except (LinkError, StoreError) as exc:
+        return _json_error(exc)
+
+
+@router.post("/api/links/decode")
+async def decode_fragment(request: Request) -> JSONResponse:
+    try:
+        data = await _body_json(request)
+        frag = data.get("fragment") if isinstance(data, dict) else None
+        if not isinstance(frag, str):
+            raise LinkError(400, 'body: expected {"fragment": "<payload after #s=>"}')
+        return JSONResponse(_described(open_record(linkcodec.decode(frag))))
+    except LinkError as exc:
+        return _json_error(exc)
+
+
+@router.get("/s/{lid}", response_class=HTMLResponse)
+def open_short(request: Request, lid: str) -> Response:
+    try:
+        opened = open_record(load_record(lid))
+    except LinkError as exc:
+        return _html_error(request, exc.status, exc.message)
+    except StoreError as exc:
+        return _html_error(request, 503, f"the link store is unavailable: {exc}")
+    return RedirectResponse(_viewer_url(opened.record, lid), status_code=303)
+
+
+def _opened_from_query(request: Request) -> Opened:
+    q = request.query_params
+    if q.get("link"):
+        return open_record(load_record(q["link"]))
+    if q.get("fragment"):
+        return open_record(linkcodec.decode(q["fragment"]))
+    if not q.get("scenario"):
+        raise LinkError(400, "export: give link=<id>, fragment=<payload>, or scenario=<gallery "
+                             "id> with variant, schedule (comma-separated) and step")
+    raw_step = q.get("step")
+    if raw_step is not None and not raw_step.isdigit():
+        raise LinkError(400, f"export.step: must be a whole number, not {raw_step[:20]!r}")
+    sched = [e for e in q.get("schedule", "").split(",") if e]
+    rec = make(LinkRequest(scenario=q["scenario"], variant=q.get("variant") or None,
+                           schedule=sched, step=int(raw_step) if raw_step else None))
+    return open_record(rec)
+
+
+def _export_response(opened: Opened) -> Response:
+    data, warning = exports.trace_file(opened)
+    name = f"{data.get('id', 'scenario')}-step{opened.record.step}.json"
+    headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+    if warning:
+        headers["X-Allocscope-Warning"] = quote(warning, safe=" ,.;:()'`-")
+    body = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return Response(body, media_type="application/json", headers=headers)
+
+
+@router.get("/api/export")
+def export_get(request: Request) -> Response:
+    try:
+        return _export_response(_opened_from_query(request))
+    except (LinkError, StoreError) as exc:
+        return _json_error(exc)
+
+
+@router.post("/api/export")
+async def export_post(request: Request) -> Response:
+    """Body: the same as ``POST /api/links`` (for full scenario objects), or {"fragment"}."""
+    try:
+        data = await _body_json(request)
+        if isinstance(data, dict) and set(data) == {"fragment"}:
+            opened = open_record(linkcodec.decode(str(data["fragment"])))
+        else:
+            opened = open_record(make(_request(data)))
+        return _export_response(opened)
+    except (LinkError, StoreError) as exc:
+        return _json_error(exc)
+
+
+@router.get("/api/thumb/{name}")
+def thumb(name: str) -> Response:
+    svg = thumbs.thumbnail(name.removesuffix(".svg")) if name.endswith(".svg") else None
+    if svg is None:
+        return JSONResponse({"detail": f"no gallery scenario {name.removesuffix('.svg')[:80]!r}"},
+                            404)
+    return Response(svg, media_type="image/svg+xml",
+                    headers={"Cache-Control": "public, max-age=3600"})
