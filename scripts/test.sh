@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs everything the test suite needs on a fresh machine, then runs the whole suite.
+# Python packages go into .venv; the browser tests use Debian's chromium (never a downloaded one).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x /usr/bin/chromium ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[dev]'
+
+# pytest exits 5 when it collected no test: that is a failure here, never masked.
+exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
