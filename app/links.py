@@ -3,6 +3,8 @@
 - ``POST /api/links`` {scenario, variant?, schedule?, step?, state_hash?} -> ``{"id", "url",
   "fragment_url", "step", "state_hash"}``: replays the state, stores it (``app/store.py``).
 - ``GET /api/links/{id}`` -> the stored link, replayed and verified (what ``load {"link"}`` uses).
+- ``POST /api/links/fragment`` (same body) -> ``{"fragment_url", ...}``, storing nothing.
+- ``GET /api/scenario-file/{id}`` -> a gallery scenario file as it is (the editor's start).
 - ``POST /api/links/decode`` {"fragment"} -> the same for a self-contained ``#s=`` link.
 - ``GET /s/{id}`` -> 303 to the viewer at that state (``/sim/<id>?link=<short id>&...``), or an
   HTML page saying what is wrong (400 / 404 / 409 / 413, never a 500).
@@ -24,7 +26,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
-from protocols.scenario import format_errors
+from protocols.scenario import format_errors, gallery
 
 from . import editor, exports, linkcodec, thumbs
 from .linkstate import MAX_LINK_BYTES, LinkError, LinkRecord, LinkRequest, Opened, make, open_record
@@ -102,6 +104,26 @@ async def create_link(request: Request) -> JSONResponse:
         return _json_error(exc)
     return JSONResponse({"id": lid, "url": f"/s/{lid}", "fragment_url": linkcodec.url(rec),
                          "step": rec.step, "state_hash": rec.state_hash}, 201)
+
+
+@router.post("/api/links/fragment")
+async def fragment_link(request: Request) -> JSONResponse:
+    """Like ``POST /api/links`` but stores nothing: only the self-contained ``#s=`` link."""
+    try:
+        rec = make(_request(await _body_json(request)))
+    except LinkError as exc:
+        return _json_error(exc)
+    return JSONResponse({"fragment_url": linkcodec.url(rec), "step": rec.step,
+                         "state_hash": rec.state_hash, "version": rec.version})
+
+
+@router.get("/api/scenario-file/{scenario_id}")
+def scenario_file(scenario_id: str) -> JSONResponse:
+    """A gallery scenario's file as it is (what the editor starts from)."""
+    sc = gallery().get(scenario_id)
+    if sc is None:
+        return JSONResponse({"detail": f"no gallery scenario {scenario_id[:80]!r}"}, 404)
+    return JSONResponse(sc.model_dump(mode="json", exclude_defaults=True))
 
 
 @router.get("/api/links/{lid}")
