@@ -128,6 +128,17 @@ class TokenRing(Protocol):
     def quiescent_ok(self, sim: Any) -> bool:
         return True
 
+    # ---- symmetry (explorer) ---------------------------------------------------------------
+    def permute_state(self, config: Config, s: Proc, mapping: dict[str, str]) -> Proc:
+        """Rename process ids inside a process state: a Proc holds none. Which processes are
+        interchangeable is the scenario's claim (the ring's direction makes that only the two
+        processes of a 2-ring); the explorer checks it before using it."""
+        return s
+
+    def permute_message(self, config: Config, kind: str, body: Any,
+                        mapping: dict[str, str]) -> Any:
+        return body   # a Token carries nothing
+
     def corruptions(self, config: Config, pid: str, s: Proc):
         return [("token", not s.token)]
 

@@ -1,0 +1,167 @@
+"""``check(scenario)``: the explorer's public entry point (CLI ``allocscope check``, web worker).
+
+Returns a JSON-ready dict with the keys of the architecture page, ``result``, ``states``,
+``seconds``, ``counterexample`` (null or ``{"schedule": [...]}``) and ``link``, plus details:
+``transitions``, ``depth``, ``reductions``, ``finding`` (what was found, in words) and
+``stopped`` (why a ``limit`` result stopped: ``max_states``, ``cancelled`` or ``timeout``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+from ..kernel import SimError, Simulator
+from ..runner import build
+from ..scenario import Scenario, ScenarioError
+from . import livelock
+from .driver import Driver, label
+from .engine import Progress, Search
+from .keys import Keyer
+from .symmetry import verify
+
+FOUND = ("violation", "deadlock", "livelock")
+
+
+def link(scenario_id: str, variant: str, schedule: list[str]) -> str:
+    """The viewer URL that replays ``schedule``: ids URL-encoded one by one, joined by commas."""
+    ids = ",".join(quote(e, safe="") for e in schedule)
+    return f"/sim/{quote(scenario_id, safe='')}?variant={quote(variant, safe='')}&schedule={ids}"
+
+
+def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_000, *,
+          symmetry: bool = True, livelock_check: bool = True,
+          progress: Progress | None = None, progress_every: int = 10_000,
+          should_stop: Callable[[], bool] | None = None,
+          max_seconds: float | None = None) -> dict[str, Any]:
+    """Explore every schedule of ``scenario`` breadth-first, up to ``max_states`` states.
+
+    - ``symmetry``: use the scenario's declared interchangeable processes (if any). Under
+      symmetry the livelock search is skipped (its fairness labels are not renaming-invariant;
+      see docs/explorer.md) and ``reductions.livelock_checked`` says so.
+    - ``progress(info)`` is called every ``progress_every`` new states with ``states``,
+      ``transitions``, ``depth``, ``frontier`` and ``seconds``; ``should_stop()`` is polled at the
+      same moments and a True answer ends the search with result ``limit`` and ``stopped:
+      "cancelled"`` (so a web worker can report a progress bar and be cancelled).
+    - ``max_seconds`` bounds the wall time the same way (``stopped: "timeout"``).
+
+    Raises ScenarioError for bad input (unknown variant, bad symmetry declaration).
+    """
+    if not isinstance(max_states, int) or isinstance(max_states, bool) or max_states < 1:
+        raise ScenarioError("max_states: must be a whole number of at least 1")
+    sim = build(scenario, variant)
+    return explore(sim, scenario, max_states, symmetry=symmetry, livelock_check=livelock_check,
+                   progress=progress, progress_every=progress_every, should_stop=should_stop,
+                   max_seconds=max_seconds)
+
+
+def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
+            symmetry: bool = True, livelock_check: bool = True,
+            progress: Progress | None = None, progress_every: int = 10_000,
+            should_stop: Callable[[], bool] | None = None,
+            max_seconds: float | None = None) -> dict[str, Any]:
+    """``check`` on a simulator at step 0 (any protocol object, e.g. a test's own); fresh
+    simulators for replays are made with ``Simulator(sim.protocol, scenario, sim.variant)``."""
+
+    def fresh() -> Simulator:
+        return Simulator(sim.protocol, scenario, sim.variant)
+
+    sid = getattr(scenario, "id", "scenario")
+    decl = getattr(scenario, "symmetry", []) if symmetry else []
+    keyer = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, decl)
+    group = keyer.size
+    drv = Driver(sim)
+    verify(drv, keyer)
+    with_livelock = livelock_check and group == 1
+    search = Search(drv, keyer.key, max_states, keep_edges=with_livelock, progress=progress,
+                    progress_every=progress_every, should_stop=should_stop,
+                    max_seconds=max_seconds)
+    stop = search.run()
+    g = search.graph
+    result: dict[str, Any] = {
+        "scenario": sid, "protocol": sim.protocol.id, "variant": sim.variant,
+        "result": "ok", "states": len(g.parent), "transitions": g.transitions,
+        "depth": search.max_depth, "seconds": 0.0, "counterexample": None, "link": None,
+        "finding": None, "stopped": None,
+        "reductions": {"symmetry_group": group, "partial_order": False,
+                       "livelock_checked": with_livelock},
+    }
+    schedule: list[str] | None = None
+    extra: dict[str, Any] = {}
+    if stop is not None and stop.kind in ("violation", "deadlock"):
+        result["result"] = stop.kind
+        schedule = stop.schedule
+        result["finding"] = stop.text or None
+    elif with_livelock:
+        lasso = livelock.find(g)
+        if lasso is not None:
+            schedule, loop_start = _lasso_schedule(fresh, search, lasso)
+            result["result"] = "livelock"
+            extra["loop_start"] = loop_start
+            result["finding"] = (f"livelock: {lasso.pid} waits forever while the states from "
+                                 f"step {loop_start} on repeat without any critical-section "
+                                 "entry, and every event enabled throughout the loop is taken "
+                                 "in it (a weakly fair scheduler can follow it forever)")
+    if schedule is None and stop is not None:
+        result["result"] = "limit"
+        result["stopped"] = "max_states" if stop.kind == "limit" else stop.kind
+    if schedule is not None:
+        replay = confirm(fresh, schedule, result["result"])
+        result["counterexample"] = {"schedule": schedule, "length": len(schedule), **extra,
+                                    **replay}
+        if result["finding"] is None:
+            result["finding"] = replay.get("monitor")
+        result["link"] = link(sid, sim.variant, schedule)
+    result["seconds"] = round(search.elapsed(), 3)
+    return result
+
+
+def _lasso_schedule(fresh: Callable[[], Simulator], search: Search,
+                    lasso: livelock.Lasso) -> tuple[list[str], int]:
+    """Stem (parent pointers) + one fair loop, re-simulated so every id is valid in order."""
+    g = search.graph
+    stem = g.path(lasso.entry)
+    steps = livelock.loop_nodes(g, lasso)
+    want = {g.succ[i][k] for i, k in steps}
+    keys = {i: k for k, i in search.seen.items() if i in want}
+    sim = fresh()
+    sim.replay(stem)
+    drv = Driver(fresh())             # tries events on copies of the replay's current state
+    labels = {n: lab for lab, n in g.labels.items()}
+    out = list(stem)
+    for i, k in steps:
+        j, code = g.succ[i][k], g.codes[i][k]
+        here = sim.state()
+        for ev in list(sim.enabled()):
+            if label(ev) != labels[code >> 2]:
+                continue
+            drv.load(here)
+            if search.key(drv.apply(ev).state) == keys[j]:
+                out.append(ev.id)
+                break
+        else:  # pragma: no cover - the graph came from these very transitions
+            raise AssertionError("cannot re-simulate the livelock loop")
+        sim.step(out[-1])
+    return out, len(stem)
+
+
+def confirm(fresh: Callable[[], Simulator], schedule: list[str], kind: str) -> dict[str, Any]:
+    """Replay ``schedule`` with ``Simulator.step`` from step 0 and report what the kernel's own
+    monitors say at its end (an independent check of the explorer's finding)."""
+    sim = fresh()
+    try:
+        sim.replay(schedule)
+    except SimError as exc:  # pragma: no cover - would be an explorer bug
+        return {"replayed": False, "monitor": str(exc)}
+    mon = sim.monitors
+    found = [f for f in mon.findings.values() if f.step == sim.step_no and f.kind == kind]
+    if kind == "deadlock" and not found and not sim.step_no:
+        found = [] if sim.enabled() else found
+    out: dict[str, Any] = {"replayed": True, "state_hash": sim.state_hash(),
+                           "confirmed_by_monitor": bool(found)}
+    if found:
+        out["monitor"] = found[0].text
+        if kind == "deadlock":
+            out["cycle"] = found[0].cycle
+    return out

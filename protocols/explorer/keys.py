@@ -1,0 +1,110 @@
+"""Canonical keys of global states: what the explorer deduplicates on.
+
+Two global states get the same key exactly when the protocol cannot tell them apart: the key
+keeps the process states, the messages in flight *without their numbers* (per directed channel
+in order when channels are FIFO, as a multiset when they are unordered), who crashed, who is in
+its critical section with which resources, and who waits. Message numbers, the step counter and
+metrics are history, not state.
+
+With a symmetry group (``Scenario.symmetry``), the key is the whole *orbit* of the state: the
+frozenset of the keys of all its renamings. Two states then share a key exactly when one is a
+renaming of the other, which needs no ordering of states (so no dependence on ``hash`` values).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from ..kernel import Protocol, State
+from ..scenario import ScenarioError
+
+MAX_GROUP = 720          # renamings tried per state; beyond this the reduction costs too much
+
+Key = Hashable
+
+
+def plain_key(st: State, fifo: bool) -> Key:
+    """The message-number-free identity of ``st``."""
+    if fifo:
+        chans: dict[tuple[str, str], list] = {}
+        for m in st.messages:
+            chans.setdefault((m.src, m.dst), []).append((m.kind, m.body))
+        msgs: Hashable = tuple((c, tuple(chans[c])) for c in sorted(chans))
+    else:
+        msgs = frozenset(Counter(m.content() for m in st.messages).items())
+    return (st.procs, msgs, st.crashed, st.cs, tuple(w[0] for w in st.waiting))
+
+
+def _group(pids: Sequence[str], classes: list[list[str]]) -> list[dict[str, str]]:
+    """Every renaming that permutes each class of interchangeable pids among itself."""
+    known = set(pids)
+    seen: set[str] = set()
+    for i, cls in enumerate(classes):
+        for p in cls:
+            if p not in known:
+                raise ScenarioError(f"scenario.symmetry.{i}: no process {p!r}")
+            if p in seen:
+                raise ScenarioError(f"scenario.symmetry.{i}: {p!r} is in two classes")
+            seen.add(p)
+    size = 1
+    for cls in classes:
+        for k in range(2, len(cls) + 1):
+            size *= k
+    if size > MAX_GROUP:
+        raise ScenarioError(f"scenario.symmetry: {size} renamings per state; at most {MAX_GROUP}")
+    out = []
+    for perms in itertools.product(*(itertools.permutations(c) for c in classes)):
+        m = {p: p for p in pids}
+        for cls, img in zip(classes, perms, strict=True):
+            m.update(zip(cls, img, strict=True))
+        out.append(m)
+    return out
+
+
+class Keyer:
+    """The key function of one exploration, with its symmetry group (identity left out)."""
+
+    def __init__(self, protocol: Protocol, config: Any, pids: Sequence[str], fifo: bool,
+                 symmetry: list[list[str]] | None) -> None:
+        self.protocol = protocol
+        self.config = config
+        self.pids = tuple(pids)
+        self.fifo = fifo
+        self.index = {p: i for i, p in enumerate(self.pids)}
+        classes = [list(c) for c in (symmetry or []) if len(c) > 1]
+        self.group: list[dict[str, str]] = []
+        if classes:
+            self._ps = getattr(protocol, "permute_state", None)
+            self._pm = getattr(protocol, "permute_message", None)
+            if self._ps is None or self._pm is None:
+                raise ScenarioError(f"scenario.symmetry: protocol {protocol.id} has no "
+                                    "permute_state / permute_message hooks, so it does not "
+                                    "support symmetry reduction")
+            self.group = [m for m in _group(self.pids, classes)
+                          if any(k != v for k, v in m.items())]
+
+    @property
+    def size(self) -> int:
+        return len(self.group) + 1
+
+    def rename(self, st: State, m: dict[str, str]) -> State:
+        """``st`` with every process id p replaced by m[p] (states moved to their new slots)."""
+        procs: list = [None] * len(self.pids)
+        for i, p in enumerate(self.pids):
+            procs[self.index[m[p]]] = self._ps(self.config, st.procs[i], m)
+        msgs = tuple(x._replace(src=m.get(x.src, x.src), dst=m.get(x.dst, x.dst),
+                                body=self._pm(self.config, x.kind, x.body, m))
+                     for x in st.messages)
+        cs = tuple(sorted((m[p], r) for p, r in st.cs))
+        waiting = tuple(sorted((m[w[0]], w[1], w[2]) for w in st.waiting))
+        crashed = frozenset(m[p] for p in st.crashed)
+        return State(tuple(procs), msgs, st.next_seq, crashed, cs, waiting)
+
+    def key(self, st: State) -> Key:
+        base = plain_key(st, self.fifo)
+        if not self.group:
+            return base
+        return frozenset([base, *(plain_key(self.rename(st, m), self.fifo) for m in self.group)])

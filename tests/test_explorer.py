@@ -1,0 +1,218 @@
+"""The explorer (issue 9): shortest counterexamples, exhaustion, limits, livelock fairness,
+symmetry, faults, the worker API, and the ``allocscope check`` command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.cli import main
+from protocols.explorer import check
+from protocols.explorer.check import explore
+from protocols.explorer.driver import Driver
+from protocols.kernel import Simulator
+from protocols.runner import build
+from protocols.scenario import ScenarioError, parse, resolve
+from tests.explorer_fixtures import AskLoop
+
+KEYS = {"result", "states", "seconds", "counterexample", "link"}
+
+
+def ring(n: int, requests: int, variant: str = "reliable", **extra) -> object:
+    data = {"id": f"ring-{n}-{requests}-{variant}", "title": "t", "protocol": "token_ring",
+            "variant": variant, "params": {"n": n, "requests": requests}, **extra}
+    return parse(data)
+
+
+def deadlocks_within(sc, variant: str | None, depth: int) -> bool:
+    """Independent of the explorer: depth-first over every schedule of at most ``depth`` steps,
+    asking the kernel's own deadlock monitor (no deduplication, no restore)."""
+    sim = build(sc, variant)
+
+    def go(d: int) -> bool:
+        if sim.monitors.first("deadlock") is not None:
+            return True
+        if d == 0:
+            return False
+        for eid in sim.enabled_ids():
+            sim.step(eid)
+            found = go(d - 1)
+            sim.back()
+            if found:
+                return True
+        return False
+
+    return go(depth)
+
+
+def test_lossy_ring_deadlock_is_found_with_a_shortest_schedule():
+    """n = 4, p3 lossy. A deadlock needs the token lost, which only p3's release does. Before
+    that the token (in flight p3→p0 at the start) must reach p3: deliveries to p0, p1, p2, p3
+    (4 steps); p3 must request before its delivery (1) and release (1); and afterwards someone
+    must wait, which needs one more request (1): at least 7 steps, and 7 suffice."""
+    sc = resolve("token-ring-lossy")
+    res = check(sc)
+    assert res["result"] == "deadlock"
+    sched = res["counterexample"]["schedule"]
+    assert len(sched) == 7
+    assert not deadlocks_within(sc, None, 6)           # the independent argument, by brute force
+    assert res["counterexample"]["confirmed_by_monitor"]
+    assert sorted(res["counterexample"]["cycle"]) == ["p0", "p1", "p2", "p3"]
+
+
+def test_counterexample_replays_to_the_deadlock_with_sim_step():
+    sc = resolve("token-ring-lossy")
+    res = check(sc)
+    sim = build(sc)
+    for eid in res["counterexample"]["schedule"]:
+        assert sim.monitors.first("deadlock") is None      # not before the end
+        sim.step(eid)
+    dl = sim.monitors.first("deadlock")
+    assert dl is not None and dl.step == len(res["counterexample"]["schedule"])
+    assert sim.state_hash() == res["counterexample"]["state_hash"]
+
+
+def test_link_encodes_the_schedule_for_the_viewer():
+    res = check(resolve("token-ring-lossy"))
+    sched = res["counterexample"]["schedule"]
+    assert res["link"].startswith("/sim/token-ring-lossy?variant=lossy&schedule=")
+    ids = res["link"].split("schedule=", 1)[1].split(",")
+    from urllib.parse import unquote
+    assert [unquote(i) for i in ids] == sched
+
+
+def _naive_state_count(sc) -> int:
+    """Reachable states by plain BFS over ``State.key()`` with ``restore``/``step`` (the token
+    ring has at most one message in flight, so the kernel's own key is exact here)."""
+    sim = build(sc)
+    root = sim.state()
+    seen = {root.key()}
+    todo = [root]
+    while todo:
+        s = todo.pop()
+        sim.restore(s)
+        for eid in sim.enabled_ids():
+            sim.restore(s)
+            sim.step(eid)
+            t = sim.state()
+            if t.key() not in seen:
+                seen.add(t.key())
+                todo.append(t)
+    return len(seen)
+
+
+def test_reliable_ring_is_exhausted_ok_with_the_right_state_count():
+    sc = ring(3, 1)
+    res = check(sc)
+    assert res["result"] == "ok" and res["counterexample"] is None and res["link"] is None
+    assert res["reductions"]["livelock_checked"] is True
+    assert res["states"] == _naive_state_count(sc)
+
+
+def test_tiny_max_states_gives_limit():
+    res = check(resolve("token-ring"), max_states=5)
+    assert res["result"] == "limit" and res["states"] == 5 and res["stopped"] == "max_states"
+    assert res["counterexample"] is None
+
+
+def test_faults_are_explored_only_when_the_scenario_allows_them():
+    """With message loss allowed the reliable ring deadlocks in 2 steps (a request and the loss
+    of the token, in either order); without it, it is ok."""
+    assert check(ring(2, 1))["result"] == "ok"
+    res = check(ring(2, 1, faults={"drop": True}))
+    assert res["result"] == "deadlock"
+    sched = res["counterexample"]["schedule"]
+    assert len(sched) == 2 and any(e.startswith("f:drop:") for e in sched)
+
+
+def test_livelock_needs_a_weakly_fair_cycle():
+    sc = SimpleNamespace(id="askloop", params={}, faults=None, symmetry=[])
+    res = explore(Simulator(AskLoop(), sc, "stubborn"), sc)
+    assert res["result"] == "livelock"
+    ce = res["counterexample"]
+    # request, Ask, then the loop No, Ask (back to the state after the first Ask)
+    assert ce["schedule"] == ["e:p0:request", "m0", "m1", "m2"] and ce["loop_start"] == 2
+    assert ce["confirmed_by_monitor"]
+    # With p1's grant enabled throughout the loop, a weakly fair scheduler must take it.
+    assert explore(Simulator(AskLoop(), sc, "fair"), sc)["result"] == "ok"
+
+
+def test_symmetry_reduction_is_exact_and_checked():
+    plain = check(ring(2, 2))
+    sym = check(ring(2, 2, symmetry=[["p0", "p1"]]))
+    assert sym["result"] == plain["result"] == "ok"
+    assert sym["reductions"]["symmetry_group"] == 2
+    assert sym["states"] < plain["states"]
+    with pytest.raises(ScenarioError, match="p0→p1, p1→p0 does not commute"):
+        check(ring(2, 2, "lossy", symmetry=[["p0", "p1"]]))   # only p1 loses the token
+    with pytest.raises(ScenarioError, match="scenario.symmetry"):
+        check(ring(3, 1, symmetry=[["p1", "p2"]]))      # a directed ring is not symmetric
+
+
+def test_progress_callback_and_cancellation():
+    seen: list[dict] = []
+    res = check(resolve("token-ring"), progress=seen.append, progress_every=500,
+                should_stop=lambda: len(seen) >= 3)
+    assert res["result"] == "limit" and res["stopped"] == "cancelled"
+    assert [s["states"] for s in seen][:3] == sorted(s["states"] for s in seen[:3])
+    assert {"states", "transitions", "depth", "frontier", "seconds"} <= set(seen[0])
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=7), min_size=1, max_size=25))
+def test_fast_restore_gives_the_same_successors_as_restore(picks):
+    """The driver's copy-based restore must agree with ``Simulator.restore``."""
+    sc = ring(3, 2, "lossy", faults={"drop": True, "duplicate": True})
+    fast, slow = Driver(build(sc), fast=True), Driver(build(sc), fast=False)
+    assert fast.fast
+    st_ = fast.sim.state()
+    for p in picks:
+        fast.load(st_)
+        slow.load(st_)
+        evs = fast.enabled()
+        assert [e.id for e in evs] == [e.id for e in slow.enabled()]
+        if not evs:
+            break
+        succ_f = []
+        for e in evs:
+            fast.load(st_)
+            slow.load(st_)
+            a, b = fast.apply(e), slow.apply(e)
+            assert a == b
+            succ_f.append(a.state)
+        st_ = succ_f[p % len(succ_f)]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_cli_exit_codes_and_json_keys(tmp_path, capsys):
+    assert main(["check", "token-ring-lossy", "--json"]) == 1
+    res = json.loads(capsys.readouterr().out)
+    assert KEYS <= set(res) and res["result"] == "deadlock"
+    assert set(res["counterexample"]) >= {"schedule"}
+    f = tmp_path / "ring.json"
+    f.write_text(json.dumps({"id": "small-ring", "title": "t", "protocol": "token_ring",
+                             "params": {"n": 2, "requests": 1}}))
+    assert main(["check", str(f), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["result"] == "ok" and res["counterexample"] is None
+    assert main(["check", "token-ring", "--max-states", "10", "--json"]) == 0   # limit: nothing found
+    assert json.loads(capsys.readouterr().out)["result"] == "limit"
+    p = cli("check", "no-such-scenario")
+    assert p.returncode == 2 and "no gallery scenario" in p.stderr
+    p = cli("check", "token-ring", "--max-states", "0")
+    assert p.returncode == 2 and "max_states" in p.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"id": "x", "title": "t", "protocol": "token_ring",
+                               "params": {"n": 3}, "symmetry": [["p1", "p2"]]}))
+    p = cli("check", str(bad))
+    assert p.returncode == 2 and "scenario.symmetry" in p.stderr
