@@ -30,9 +30,16 @@ from protocols.scenario import format_errors, gallery
 
 from . import editor, exports, linkcodec, thumbs
 from .linkstate import MAX_LINK_BYTES, LinkError, LinkRecord, LinkRequest, Opened, make, open_record
-from .store import StoreError, load_record, save_link
+from .store import StoreError, get_store, load_record, save_link
 
-router = APIRouter()
+
+def _open_store_at_startup() -> None:
+    """Open (and check) the link store when the server starts, so that a corrupt or locked
+    database stops start-up with a sentence saying so, not the first POST with a 503."""
+    get_store()
+
+
+router = APIRouter(on_startup=[_open_store_at_startup])
 router.include_router(editor.router)
 
 MAX_BODY = 2 * MAX_LINK_BYTES
