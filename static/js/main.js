@@ -1,0 +1,185 @@
+// Wires the viewer page: reads the page data, opens the websocket, loads the scenario, applies
+// frames to the model and redraws once per animation frame. Each concern lives in its module.
+
+import { Socket } from "./socket.js";
+import { applyFrame, clearDirty, emptyModel, trace } from "./model.js";
+import { makeStage, renderView } from "./views/common.js";
+import { hooksFor } from "./views/index.js";
+import { setupControls } from "./controls.js";
+import { setupEvents } from "./events.js";
+import { setupNarration } from "./narration.js";
+import { setupMonitors } from "./monitors.js";
+import { renderInspector } from "./inspector.js";
+import { renderMetrics } from "./metrics.js";
+import { addSpacetimeDefs, setupSpacetime } from "./spacetime.js";
+import { setupLegend } from "./legend.js";
+
+const $ = (id) => document.getElementById(id);
+const page = JSON.parse($("page-data").textContent);
+const query = new URLSearchParams(location.search);
+if (query.get("present") === "1") document.body.classList.add("present");
+if (query.get("embed") === "1") document.body.classList.add("embed");
+
+const model = emptyModel();
+const stage = makeStage($("view"));
+let hooks = hooksFor((page.protocol || {}).view_kind);
+const ui = { selected: null, armed: null, inspect: null, lastN: -1, forceAll: false, tab: "events" };
+
+const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
+const socket = new Socket(wsUrl, {
+  onFrame, onStatus,
+  onReconnect: () => load({ schedule: trace(model), step: model.step }),
+});
+
+function onStatus(s) {
+  const c = $("conn");
+  c.textContent = s === "open" ? "live" : s === "connecting" ? "connecting…" : "reconnecting…";
+  c.dataset.state = s;
+}
+
+function toast(message) {
+  const b = $("fault-hint");
+  b.hidden = false;
+  b.classList.add("error");
+  b.textContent = message;
+  clearTimeout(toast.t);
+  toast.t = setTimeout(() => { b.classList.remove("error"); showArmed(); }, 3500);
+}
+
+const send = (cmd) => socket.send(cmd).catch((e) => toast(e.message));
+
+function load(extra = {}) {
+  const cmd = { op: "load" };
+  if (page.link) cmd.link = page.link;
+  else cmd.scenario = page.scenario;
+  if (!page.link && page.variant) cmd.variant = page.variant;
+  const schedule = extra.schedule ?? page.schedule;
+  if (!page.link && schedule && schedule.length) cmd.schedule = schedule;
+  const step = extra.step ?? page.step;
+  if (!page.link && step !== null && step !== undefined) cmd.step = step;
+  return send(cmd);
+}
+
+// ---------------------------------------------------------------- actions
+function showArmed() {
+  const h = $("fault-hint");
+  if (!ui.armed) { h.hidden = true; return; }
+  h.hidden = false;
+  h.textContent = ui.armed === "drop" || ui.armed === "duplicate"
+    ? `${ui.armed}: click a message in flight (Esc to cancel)` : `${ui.armed}: click a process (Esc to cancel)`;
+}
+
+const act = {
+  model: () => model,
+  page: () => page,
+  armed: () => ui.armed,
+  step: () => send({ op: "step" }),
+  back: () => (model.step > 0 ? send({ op: "back" }) : null),
+  goto: (k) => send({ op: "goto", step: Math.max(0, Math.min(model.total, k | 0)) }),
+  togglePlay: () => send({ op: model.playing ? "pause" : "play" }),
+  pause: () => send({ op: "pause" }),
+  speed: (s) => send({ op: "speed", steps_per_second: s }),
+  scheduler: (kind, seed) => send(kind === "random" ? { op: "scheduler", kind, seed } : { op: "scheduler", kind }),
+  deliver: (id) => send({ op: "deliver", event: id }),
+  variant: (v) => { const q = new URLSearchParams(location.search); q.set("variant", v); q.delete("schedule"); q.delete("step"); location.search = q.toString(); },
+  arm: (k) => { ui.armed = k; showArmed(); render(); },
+};
+
+const handlers = {
+  clickMessage(m) {
+    if (ui.armed === "drop" || ui.armed === "duplicate") {
+      send({ op: "fault", event: `f:${ui.armed === "drop" ? "drop" : "dup"}:${m.id}` });
+      act.arm(null);
+    } else if (m.deliverable) act.deliver(m.id);
+    else toast(`${m.id} is queued behind an older message on its channel (FIFO): deliver that one first`);
+  },
+  selectNode(id) {
+    if (ui.armed === "crash") { send({ op: "fault", event: `f:crash:${id}` }); act.arm(null); return; }
+    if (ui.armed === "corrupt") {
+      const assign = window.prompt(`Corrupt a variable of ${id} (variable=value):`, "");
+      if (assign) send({ op: "fault", event: `f:corrupt:${id}:${assign}` });
+      act.arm(null);
+      return;
+    }
+    ui.selected = ui.selected === id ? null : id;
+    ui.forceAll = true;
+    if (ui.selected) { showTab("inspect"); inspect(); } else renderInspector($("inspector"), null);
+    render();
+  },
+};
+
+let inspectAt = 0;
+function inspect() {
+  if (!ui.selected) return;
+  inspectAt = performance.now();
+  socket.send({ op: "inspect", proc: ui.selected }).catch(() => {});
+}
+
+// ---------------------------------------------------------------- tabs
+function showTab(name) {
+  ui.tab = name;
+  for (const t of document.querySelectorAll(".tab")) t.classList.toggle("active", t.dataset.tab === name);
+  for (const p of document.querySelectorAll(".pane")) p.classList.toggle("active", p.dataset.pane === name);
+  if (name === "metrics") renderMetrics($("metrics"), model);
+}
+for (const t of document.querySelectorAll(".tab")) t.addEventListener("click", () => showTab(t.dataset.tab));
+
+// ---------------------------------------------------------------- frames and drawing
+const updControls = setupControls(act);
+const updEvents = setupEvents($("events"), act);
+const updNarration = setupNarration($("log"), $("log-proc"), $("log-type"), act);
+const updMonitors = setupMonitors(act);
+addSpacetimeDefs($("spacetime"));
+const updSpacetime = setupSpacetime($("spacetime"), act);
+const updLegend = setupLegend($("legend"));
+$("view").addEventListener("click", () => { if (ui.selected) handlers.selectNode(ui.selected); });
+
+function onFrame(msg) {
+  if (msg.type === "inspect") {
+    if (msg.proc === ui.selected) renderInspector($("inspector"), msg);
+    return;
+  }
+  if (msg.type === "error") { if (msg.reply_to == null) toast(msg.message); return; }
+  if (msg.type !== "frame") return;
+  if (msg.protocol && msg.protocol.view_kind) hooks = hooksFor(msg.protocol.view_kind);
+  const kind = applyFrame(model, msg);
+  updNarration(model, kind);
+  if (ui.selected && (!model.playing || performance.now() - inspectAt > 500)) inspect();
+  render();
+}
+
+let pending = false;
+function render() {
+  if (pending) return;
+  pending = true;
+  requestAnimationFrame(draw);
+}
+
+let metricsAt = 0;
+function draw() {
+  pending = false;
+  renderView(stage, model, hooks, handlers, ui);
+  updMonitors(model, stage);
+  updControls(model);
+  updEvents(model);
+  updSpacetime(model);
+  updLegend();
+  if (ui.tab === "metrics" && performance.now() - metricsAt > 250) { metricsAt = performance.now(); renderMetrics($("metrics"), model); }
+  clearDirty(model);
+  const b = document.body.dataset;
+  b.step = String(model.step);
+  b.total = String(model.total);
+  b.playing = String(model.playing);
+  b.ready = "1";
+  window.dispatchEvent(new CustomEvent("allocscope:drawn", { detail: { step: model.step } }));
+}
+
+window.addEventListener("resize", () => { ui.forceAll = true; render(); });
+window.allocscope = { model, act, ui };
+
+// Share / fork / export tools (static/js/share.js, when present) may first point `page` at a
+// shared state carried by the link; then we load.
+import("./share.js")
+  .then((share) => share.startShare({ model, page, trace, toast }))
+  .catch(() => true)
+  .then((go) => { if (go !== false) load(); });

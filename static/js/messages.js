@@ -1,0 +1,111 @@
+// In-flight messages drawn on their links, labelled by type; each type has its own shape AND
+// colour (never colour alone). Clicking a deliverable message delivers it.
+
+import { attr, el, keyed, text, tip } from "./svg.js";
+
+// Okabe–Ito colours (yellow is too faint for small shapes: it marks the token holder instead);
+// vermillion and bluish green are kept for cycles and critical sections.
+const COLOURS = ["#0072B2", "#CC79A7", "#56B4E9", "#E69F00", "#000000", "#7a5a00", "#5b6472"];
+const SHAPES = ["circle", "square", "diamond", "triangle", "hexagon", "vee", "star"];
+const assigned = new Map();   // type -> index, stable for a page
+
+function hash(s) {
+  let h = 7;
+  for (const ch of s) h = (h * 31 + ch.codePointAt(0)) >>> 0;
+  return h;
+}
+
+/** The (shape, colour) of a message type: by hash, moving on when another type took it. */
+export function typeStyle(type) {
+  let i = assigned.get(type);
+  if (i === undefined) {
+    const used = new Set(assigned.values());
+    i = hash(type) % SHAPES.length;
+    for (let k = 0; k < SHAPES.length && used.has(i); k++) i = (i + 1) % SHAPES.length;
+    assigned.set(type, i);
+  }
+  return { shape: SHAPES[i], colour: COLOURS[i % COLOURS.length] };
+}
+
+export function knownTypes() { return Array.from(assigned.keys()); }
+
+/** Path data of a shape of radius r centred on 0,0. */
+export function shapePath(shape, r) {
+  const p = (pts) => "M" + pts.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join("L") + "Z";
+  const poly = (n, rot) => p(Array.from({ length: n }, (_, k) => {
+    const a = rot + (2 * Math.PI * k) / n;
+    return [r * Math.cos(a), r * Math.sin(a)];
+  }));
+  switch (shape) {
+    case "square": return p([[-r * .85, -r * .85], [r * .85, -r * .85], [r * .85, r * .85], [-r * .85, r * .85]]);
+    case "diamond": return poly(4, -Math.PI / 2);
+    case "triangle": return poly(3, -Math.PI / 2);
+    case "hexagon": return poly(6, 0);
+    case "vee": return poly(3, Math.PI / 2);
+    case "star": return p(Array.from({ length: 10 }, (_, k) => {
+      const a = -Math.PI / 2 + (Math.PI * k) / 5, rr = k % 2 ? r * 0.45 : r;
+      return [rr * Math.cos(a), rr * Math.sin(a)];
+    }));
+    default: return `M${-r},0a${r},${r} 0 1,0 ${2 * r},0a${r},${r} 0 1,0 ${-2 * r},0Z`;
+  }
+}
+
+/**
+ * Positions of the messages: along the straight line src -> dst, shifted to the right of the
+ * direction of travel (so both directions of a channel show), the oldest nearest dst.
+ */
+export function layoutMessages(messages, nodes, size) {
+  const chans = new Map();
+  for (const m of messages) {
+    const k = `${m.src}\u0000${m.dst}`;
+    if (!chans.has(k)) chans.set(k, []);
+    chans.get(k).push(m);
+  }
+  const out = [];
+  for (const list of chans.values()) {
+    const a = nodes.get(String(list[0].src)), b = nodes.get(String(list[0].dst));
+    if (!b) continue;
+    const ax = a ? a.x : b.x - 40, ay = a ? a.y : b.y - 40;
+    const dx = b.x - ax, dy = b.y - ay, len = Math.hypot(dx, dy) || 1;
+    const nx = -dy / len, ny = dx / len;
+    const gap = Math.min(0.14, (size * 2.6) / len);
+    list.forEach((m, i) => {
+      const t = Math.max(0.12, 0.62 - i * gap);
+      out.push({ m, x: ax + dx * t + nx * size * 0.9, y: ay + dy * t + ny * size * 0.9, i });
+    });
+  }
+  return out;
+}
+
+/**
+ * Draw the messages into layer. hooks.click(message) is called on a click.
+ */
+export function drawMessages(layer, model, hooks, opts) {
+  const nodes = model.view.nodes;
+  const size = opts.msgSize;
+  const placed = layoutMessages(Array.from(model.view.messages.values()), nodes, size);
+  const showLabels = placed.length <= 40 && opts.labels;
+  keyed(layer, placed, (p) => p.m.id,
+    (p) => {
+      const g = el("g", { class: "msg", "data-id": p.m.id });
+      el("path", { class: "msg-shape" }, g);
+      el("text", { class: "msg-label", y: -size - 3, "text-anchor": "middle" }, g);
+      g.addEventListener("click", (ev) => { ev.stopPropagation(); hooks.click(g.__m); });
+      return g;
+    },
+    (g, p) => {
+      const m = p.m;
+      g.__m = m;
+      const st = typeStyle(String(m.type));
+      attr(g, "transform", `translate(${p.x.toFixed(1)},${p.y.toFixed(1)})`);
+      attr(g, "class", "msg" + (m.deliverable ? " deliverable" : " queued"));
+      attr(g, "data-type", m.type);
+      const path = g.firstChild;
+      attr(path, "d", shapePath(st.shape, size));
+      attr(path, "fill", st.colour);
+      text(g.lastChild, showLabels ? (m.label || m.type) : "");
+      tip(g, `${m.label || m.type} ${m.src}→${m.dst} (${m.id}, sent at step ${m.sent_step ?? "?"})` +
+        (m.deliverable ? " — click to deliver" : " — queued behind an older message on this channel"));
+    },
+    (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}`);
+}

@@ -1,0 +1,96 @@
+// The page's tiny state: the last frame's fields plus the view, kept as keyed maps so that
+// incremental frames ("view_patch") can be applied in place and the views redraw only what changed.
+
+export function emptyModel() {
+  return {
+    step: 0, total: 0, stateHash: "", event: null, playing: false,
+    scheduler: { kind: "manual", seed: 0 }, enabled: [], narration: [],
+    monitors: { safety: "ok", deadlock: null, livelock: null, violations: [], fired: [] },
+    findings: [], metrics: {}, history: [], protocol: null, scenario: null,
+    view: { layout: "ring", nodes: new Map(), edges: [], queues: new Map(), cycles: [],
+            extra: {}, messages: new Map() },
+    dirty: { nodes: new Set(), queues: true, edges: true, messages: true, cycles: true,
+             extra: true, all: true },
+  };
+}
+
+const qkey = (q) => `${q.node}\u0000${q.name}`;
+
+function setView(m, v) {
+  const view = m.view;
+  view.layout = v.layout || view.layout;
+  view.nodes = new Map((v.nodes || []).map((n) => [String(n.id), n]));
+  view.edges = v.edges || [];
+  view.queues = new Map((v.queues || []).map((q) => [qkey(q), q]));
+  view.cycles = v.cycles || [];
+  view.extra = v.extra || {};
+  view.messages = new Map((v.messages || []).map((x) => [String(x.id), x]));
+  m.dirty.all = true;
+}
+
+function patchView(m, p) {
+  const view = m.view;
+  for (const n of p.nodes || []) { view.nodes.set(String(n.id), n); m.dirty.nodes.add(String(n.id)); }
+  if (p.queues && p.queues.length) {
+    for (const q of p.queues) view.queues.set(qkey(q), q);
+    m.dirty.queues = true;
+  }
+  if (p.edges) { view.edges = p.edges; m.dirty.edges = true; }
+  if (p.cycles) {
+    if (JSON.stringify(p.cycles) !== JSON.stringify(view.cycles)) m.dirty.cycles = true;
+    view.cycles = p.cycles;
+  }
+  if (p.extra) { view.extra = p.extra; m.dirty.extra = true; }
+  const mp = p.messages;
+  if (mp) {
+    for (const id of mp.remove || []) view.messages.delete(String(id));
+    for (const x of mp.add || []) view.messages.set(String(x.id), x);
+    for (const x of mp.update || []) view.messages.set(String(x.id), x);
+    if ((mp.remove || []).length || (mp.add || []).length || (mp.update || []).length) m.dirty.messages = true;
+  }
+}
+
+/** Apply one frame (full or incremental); returns what kind of change it was. */
+export function applyFrame(m, f) {
+  const prevStep = m.step;
+  m.step = f.step ?? m.step;
+  m.total = f.total ?? m.total;
+  m.stateHash = f.state_hash ?? m.stateHash;
+  m.event = f.event ?? null;
+  m.playing = !!f.playing;
+  if (f.scheduler) m.scheduler = f.scheduler;
+  if (f.enabled) m.enabled = f.enabled;
+  m.narration = f.narration || [];
+  if (f.monitors) m.monitors = f.monitors;
+  if (f.metrics) m.metrics = f.metrics;
+  if (f.protocol) m.protocol = f.protocol;
+  if (f.scenario) m.scenario = f.scenario;
+  let full = false;
+  if (f.view) { setView(m, f.view); full = true; }
+  else if (f.view_patch) patchView(m, f.view_patch);
+  if (f.findings) m.findings = f.findings;
+  else for (const x of (f.monitors && f.monitors.fired) || []) {
+    if (!m.findings.some((y) => y.step === x.step && y.kind === x.kind)) m.findings.push(x);
+  }
+  m.findings = m.findings.filter((x) => x.step <= m.total);
+  if (f.history) { m.history = f.history.filter(Boolean); full = true; }
+  else if (f.step_record) {
+    const r = f.step_record;
+    while (m.history.length && m.history[m.history.length - 1].step >= r.step) m.history.pop();
+    m.history.push(r);
+    if (m.history.length > 2000) m.history.splice(0, m.history.length - 2000);
+  } else if (m.step < prevStep) {
+    m.history = m.history.filter((r) => r.step <= m.step);
+  }
+  return full ? "full" : "patch";
+}
+
+/** The event ids of the run so far (to rebuild the session after a reconnect). */
+export function trace(m) {
+  return m.history.filter((r) => r.step <= m.total).map((r) => r.event);
+}
+
+export function clearDirty(m) {
+  m.dirty = { nodes: new Set(), queues: false, edges: false, messages: false, cycles: false,
+              extra: false, all: false };
+}

@@ -1,0 +1,249 @@
+// The generic drawing every layout shares: edges, nodes with their state, queues as ordered
+// chips, wait-for/dependency cycles in red, and the in-flight messages. A layout module
+// (ring.js, tree.js, ...) only adds what is particular to it, through the hooks below; with no
+// hooks, or when a protocol's extra fields are missing, this still draws a sensible picture.
+
+import { attr, el, keyed, text, tip } from "../svg.js";
+import { drawMessages } from "../messages.js";
+
+const CX = 500, CY = 350;
+
+/** Sizes that keep a 200-node ring readable and a 4-node ring big enough for a projector. */
+export function sizing(n) {
+  const r = n <= 8 ? 34 : Math.max(5, Math.min(28, 640 / n));
+  return { r, msgSize: Math.max(4, Math.min(13, r * 0.4)), labels: n <= 40 };
+}
+
+export function nodeClasses(n) {
+  const c = ["node", `kind-${String(n.kind || "process").replace(/[^a-z0-9_-]/gi, "")}`];
+  if (n.cs) c.push("cs");
+  if (n.waiting) c.push("waiting");
+  if (n.crashed) c.push("crashed");
+  if (n.token || n.holder || n.has_token) c.push("token");
+  if (n.root) c.push("root");
+  return c.join(" ");
+}
+
+function shapeOf(n, hooks) {
+  if (hooks.nodeShape) return hooks.nodeShape(n);
+  return n.kind === "resource" ? "rect" : n.kind === "controller" ? "diamond" : "circle";
+}
+
+function stateWord(n) {
+  if (n.crashed) return "crashed";
+  if (n.cs) return "in its critical section";
+  if (n.waiting) return "waiting";
+  return n.phase || "idle";
+}
+
+/** Build the layered SVG once; returns the stage object used by the renderer. */
+export function makeStage(svg) {
+  svg.replaceChildren();
+  const defs = el("defs", {}, svg);
+  for (const [id, cls] of [["arrow", "arrowhead"], ["arrow-red", "arrowhead red"], ["arrow-dep", "arrowhead dep"]]) {
+    const m = el("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7,
+      markerHeight: 7, orient: "auto-start-reverse", markerUnits: "userSpaceOnUse" }, defs);
+    attr(m, "markerWidth", 12); attr(m, "markerHeight", 12);
+    el("path", { d: "M0,0L10,5L0,10z", class: cls }, m);
+  }
+  const layer = (name) => el("g", { class: `layer ${name}` }, svg);
+  return { svg, back: layer("back"), edges: layer("edges"), cycles: layer("cycles"),
+           nodes: layer("nodes"), queues: layer("queues"), messages: layer("messages"),
+           front: layer("front") };
+}
+
+/** Point on the border of a node of radius r, from centre a towards b. */
+export function trim(a, b, ra, rb) {
+  const dx = b.x - a.x, dy = b.y - a.y, len = Math.hypot(dx, dy) || 1;
+  return [a.x + (dx / len) * ra, a.y + (dy / len) * ra, b.x - (dx / len) * rb, b.y - (dy / len) * rb];
+}
+
+export function drawEdges(stage, model, ctx, hooks) {
+  const nodes = model.view.nodes;
+  const items = model.view.edges.filter((e) => nodes.has(String(e.src)) && nodes.has(String(e.dst)));
+  keyed(stage.edges, items, (e) => `${e.src}|${e.dst}|${e.kind || ""}`,
+    () => el("line", {}),
+    (line, e) => {
+      const a = nodes.get(String(e.src)), b = nodes.get(String(e.dst));
+      const [x1, y1, x2, y2] = trim(a, b, ctx.r + 2, ctx.r + 4);
+      const directed = hooks.edgeDirected ? hooks.edgeDirected(e) : e.directed !== false;
+      line.setAttribute("x1", x1.toFixed(1)); line.setAttribute("y1", y1.toFixed(1));
+      line.setAttribute("x2", x2.toFixed(1)); line.setAttribute("y2", y2.toFixed(1));
+      const kind = String(e.kind || "edge").replace(/[^a-z0-9_-]/gi, "");
+      attr(line, "class", `edge kind-${kind}${e.dashed ? " dashed" : ""}`);
+      if (directed) attr(line, "marker-end", kind === "dependency" ? "url(#arrow-dep)" : "url(#arrow)");
+      else line.removeAttribute("marker-end");
+    },
+    (e) => `${e.src}|${e.dst}|${e.kind}|${e.dashed}|${ctx.r}`);
+}
+
+export function drawNodes(stage, model, ctx, hooks, handlers) {
+  const items = Array.from(model.view.nodes.values());
+  const r = ctx.r;
+  keyed(stage.nodes, items, (n) => String(n.id),
+    (n) => {
+      const g = el("g", { "data-id": String(n.id) });
+      g.addEventListener("click", (ev) => { ev.stopPropagation(); handlers.selectNode(g.__key); });
+      return g;
+    },
+    (g, n) => {
+      g.replaceChildren();
+      attr(g, "class", nodeClasses(n) + (ctx.selected === String(n.id) ? " selected" : ""));
+      attr(g, "transform", `translate(${n.x},${n.y})`);
+      const shape = shapeOf(n, hooks);
+      const rr = n.kind === "client" ? r * 0.8 : r;
+      if (shape === "rect") el("rect", { class: "body", x: -rr, y: -rr * 0.8, width: 2 * rr, height: 1.6 * rr, rx: 6 }, g);
+      else if (shape === "diamond") el("path", { class: "body", d: `M0,${-rr}L${rr},0L0,${rr}L${-rr},0Z` }, g);
+      else el("circle", { class: "body", r: rr }, g);
+      if (n.waiting) el("circle", { class: "wait-ring", r: rr + 5 }, g);
+      if (n.crashed) el("path", { class: "cross", d: `M${-rr * .6},${-rr * .6}L${rr * .6},${rr * .6}M${rr * .6},${-rr * .6}L${-rr * .6},${rr * .6}` }, g);
+      if (n.token || n.holder || n.has_token) {
+        el("circle", { class: "token-dot", r: Math.max(3, rr * 0.32), cx: rr * 0.78, cy: -rr * 0.78 }, g);
+      }
+      if (ctx.labels) {
+        const t = el("text", { class: "label", "text-anchor": "middle", dy: "0.35em" }, g);
+        text(t, n.label ?? n.id);
+      }
+      const lines = hooks.details ? hooks.details(n, model) : [];
+      const badges = (n.badges || []).filter((b) => b !== "token");
+      if (ctx.labels) {
+        let y = rr + 16 * (ctx.k || 1);
+        for (const line of lines.concat(badges.length ? [badges.join(" · ")] : [])) {
+          text(el("text", { class: "detail", "text-anchor": "middle", y }, g), line);
+          y += 14 * (ctx.k || 1);
+        }
+      }
+      tip(g, `${n.label ?? n.id}: ${stateWord(n)}${n.token || n.holder ? ", holds the token" : ""}` +
+        (lines.length ? "\n" + lines.join("\n") : "") + "\nclick to inspect");
+    },
+    (n) => JSON.stringify(n) + (ctx.selected === String(n.id) ? "*" : "") + ctx.r);
+}
+
+/** Queues drawn as ordered chips, head first, beside their node (outward by default). */
+export function drawQueues(stage, model, ctx, hooks) {
+  const nodes = model.view.nodes;
+  const perNode = new Map();
+  const items = [];
+  for (const q of model.view.queues.values()) {
+    const n = nodes.get(String(q.node));
+    if (!n) continue;
+    const idx = perNode.get(q.node) || 0;
+    perNode.set(q.node, idx + 1);
+    items.push({ q, n, idx });
+  }
+  keyed(stage.queues, items, (it) => `${it.q.node}|${it.q.name}`,
+    () => el("g", { class: "queue" }),
+    (g, it) => {
+      g.replaceChildren();
+      const { q, n, idx } = it;
+      const a = hooks.queueAnchor ? hooks.queueAnchor(n, idx, ctx) : defaultAnchor(n, idx, ctx);
+      g.setAttribute("transform", `translate(${a.x.toFixed(1)},${a.y.toFixed(1)})`);
+      const name = el("text", { class: "qname", x: 0, y: 4 * (ctx.k || 1), "text-anchor": a.right ? "start" : "end" }, g);
+      text(name, q.name);
+      const items = q.items || [];
+      const k = ctx.k || 1;
+      const w = 30 * k, h = 17 * k;
+      const x0 = a.right ? (q.name.length * 7 + 6) * k : 4 * k;
+      items.slice(0, 8).forEach((item, k) => {
+        const cg = el("g", { class: "chip-g", transform: `translate(${x0 + k * (w + 3)},${-h / 2})` }, g);
+        el("rect", { class: "qchip" + (k === 0 ? " head" : ""), width: w, height: h, rx: 4 }, cg);
+        text(el("text", { class: "qitem", x: w / 2, y: 12.5 * k, "text-anchor": "middle" }, cg),
+          typeof item === "object" ? (item.label ?? item.id ?? JSON.stringify(item)) : item);
+      });
+      if (items.length > 8) text(el("text", { class: "qmore", x: x0 + 8 * (w + 3), y: 4 }, g), `+${items.length - 8}`);
+      if (!items.length) text(el("text", { class: "qitem empty", x: x0, y: 4 }, g), "∅");
+      tip(g, `${q.name} at ${q.node}: ${items.length ? items.map((i) => typeof i === "object" ? JSON.stringify(i) : i).join(", ") : "empty"} (head first)`);
+    },
+    (it) => JSON.stringify(it.q) + it.n.x + "," + it.n.y + ctx.r);
+}
+
+function defaultAnchor(n, idx, ctx) {
+  const dx = n.x - CX, dy = n.y - CY, len = Math.hypot(dx, dy) || 1;
+  const right = dx >= -1;
+  const k = ctx.k || 1;
+  const off = ctx.r + 14 * k;
+  return { x: n.x + (dx / len) * off + (right ? 6 : -6) * k, y: n.y + (dy / len) * off + idx * 21 * k, right: true };
+}
+
+/** Red cycles: the view's dependency cycles and the deadlock monitor's wait-for cycle. */
+export function drawCycles(stage, model, ctx) {
+  const nodes = model.view.nodes;
+  const cycles = (model.view.cycles || []).map((c) => ({ c, from: "view" }));
+  const dl = model.monitors && model.monitors.deadlock;
+  if (dl && dl.cycle && dl.cycle.length && dl.step <= model.step) cycles.push({ c: dl.cycle, from: "deadlock" });
+  const segs = [];
+  const seen = new Set();
+  for (const { c } of cycles) {
+    const ids = c.map(String).filter((id) => nodes.has(id));
+    if (ids.length < 2) {
+      if (ids.length === 1) segs.push({ key: `self|${ids[0]}`, a: nodes.get(ids[0]), b: null });
+      continue;
+    }
+    ids.forEach((id, i) => {
+      const nxt = ids[(i + 1) % ids.length];
+      const key = `${id}|${nxt}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      segs.push({ key, a: nodes.get(id), b: nodes.get(nxt) });
+    });
+  }
+  const involved = new Set(cycles.flatMap(({ c }) => c.map(String)));
+  for (const g of stage.nodes.children) g.classList.toggle("in-cycle", involved.has(g.__key));
+  keyed(stage.cycles, segs, (s) => s.key,
+    () => el("path", { class: "cycle-edge", "marker-end": "url(#arrow-red)" }),
+    (p, s) => {
+      if (!s.b) { attr(p, "d", `M${s.a.x - ctx.r - 8},${s.a.y}a${ctx.r + 8},${ctx.r + 8} 0 1,0 1,0`); return; }
+      const [x1, y1, x2, y2] = trim(s.a, s.b, ctx.r + 6, ctx.r + 8);
+      // Bow the arrow a little so that it stays visible next to the ring edge it follows.
+      const mx = (x1 + x2) / 2, my = (y1 + y2) / 2, dx = x2 - x1, dy = y2 - y1;
+      const bend = 0.18;
+      attr(p, "d", `M${x1.toFixed(1)},${y1.toFixed(1)}Q${(mx - dy * bend).toFixed(1)},${(my + dx * bend).toFixed(1)} ${x2.toFixed(1)},${y2.toFixed(1)}`);
+    },
+    (s) => `${s.a.x},${s.a.y},${s.b ? s.b.x + "," + s.b.y : ""}`);
+  return cycles.length;
+}
+
+/**
+ * Zoom to the nodes' bounding box (plus room for labels, details and queue chips) and tell the
+ * CSS how many user units make one screen pixel (--k), so that text stays readable at any zoom.
+ */
+function fitViewBox(stage, model, ctx) {
+  const ns = Array.from(model.view.nodes.values());
+  if (!ns.length) return;
+  const xs = ns.map((n) => n.x), ys = ns.map((n) => n.y);
+  const padX = ctx.r + (model.view.queues.size ? 150 : 60), padY = ctx.r + 50;
+  const x0 = Math.min(...xs) - padX, x1 = Math.max(...xs) + padX;
+  const y0 = Math.min(...ys) - padY, y1 = Math.max(...ys) + padY + 30;
+  const w = x1 - x0, h = y1 - y0;
+  attr(stage.svg, "viewBox", `${x0.toFixed(0)} ${y0.toFixed(0)} ${w.toFixed(0)} ${h.toFixed(0)}`);
+  const W = stage.svg.clientWidth || 900, H = stage.svg.clientHeight || 450;
+  const scale = Math.min(W / w, H / h) || 1;
+  stage.k = 1 / scale;
+  stage.svg.style.setProperty("--k", stage.k.toFixed(3));
+}
+
+/**
+ * Render the whole view: called once per animation frame at most, with the model's dirty
+ * flags deciding which layers to touch.
+ */
+export function renderView(stage, model, hooks, handlers, state) {
+  const n = model.view.nodes.size;
+  const ctx = { ...sizing(n), selected: state.selected, armed: state.armed };
+  const d = model.dirty;
+  const geometryChanged = state.lastN !== n;
+  state.lastN = n;
+  const all = d.all || geometryChanged || state.forceAll;
+  state.forceAll = false;
+  if (all) fitViewBox(stage, model, ctx);
+  // Small views get bigger nodes: at least ~20 screen pixels of radius on a projector.
+  if (n <= 16 && stage.k) ctx.r = Math.max(ctx.r, 20 * stage.k);
+  ctx.msgSize = Math.max(ctx.msgSize, n <= 16 && stage.k ? 8 * stage.k : 0);
+  ctx.k = stage.k || 1;
+  if (all || d.edges) drawEdges(stage, model, ctx, hooks);
+  if (all || d.nodes.size) drawNodes(stage, model, ctx, hooks, handlers);
+  if (all || d.queues) drawQueues(stage, model, ctx, hooks);
+  if (hooks.drawBack && (all || d.extra || d.nodes.size || d.queues)) hooks.drawBack(stage.back, model, ctx);
+  drawCycles(stage, model, ctx);
+  if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, ctx);
+  if (hooks.drawFront) hooks.drawFront(stage.front, model, ctx);
+}
