@@ -1,0 +1,223 @@
+"""Frames (server -> browser) built from a Session, as docs/websocket.md describes them.
+
+A ``FrameBuilder`` belongs to one connection: it remembers what it last sent (nodes, queues,
+edges, messages, step) so that a step is answered by a small ``view_patch`` instead of the whole
+view. Full frames (after load, back, goto, reset, or when the view's shape changed) carry the
+whole view, the step history and every finding; they also reset the builder's memory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from protocols.kernel import DELIVER, Simulator
+from protocols.kernel.canon import canon
+
+from .session import Session
+
+HISTORY = 2000
+
+
+def encode(frame: dict[str, Any]) -> str:
+    """Compact JSON; values a protocol's view may hold (sets, dataclasses) go through canon."""
+    return json.dumps(frame, separators=(",", ":"), ensure_ascii=False, default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (set, frozenset)) or dataclasses.is_dataclass(value):
+        return canon(value)
+    raise TypeError(f"cannot send {type(value).__name__} in a frame")
+
+
+def error(reply_to: Any, message: str) -> dict[str, Any]:
+    return {"type": "error", "reply_to": reply_to, "message": message}
+
+
+def monitors(session: Session) -> dict[str, Any]:
+    """The monitor lights as of the current step (findings after it are markers only)."""
+    mon = session.sim.monitors
+    dl = mon.first("deadlock")
+    ll = mon.first("livelock")
+    viol = mon.violations()
+    return {
+        "safety": "violation" if viol else "ok",
+        "deadlock": {"step": dl.step, "cycle": dl.cycle, "text": dl.text} if dl else None,
+        "livelock": {"step": ll.step, "period": ll.period, "text": ll.text} if ll else None,
+        "violations": [{"step": f.step, "text": f.text} for f in viol],
+        "fired": [f.as_dict() for f in session.fired()],
+    }
+
+
+def protocol_info(sim: Simulator) -> dict[str, Any]:
+    p = sim.protocol
+    return {"id": p.id, "title": p.title, "variants": list(p.variants), "variant": sim.variant,
+            "view_kind": p.view_kind, "fault_kinds": list(p.fault_kinds), "channels": sim.channels}
+
+
+def inspect_frame(session: Session, reply_to: Any, pid: str) -> dict[str, Any]:
+    info = session.inspect(pid)
+    return {"type": "inspect", "reply_to": reply_to, "proc": info["pid"],
+            "variables": info["variables"], "guards": info["guards"], "in_cs": info["in_cs"],
+            "waiting": info["waiting"], "crashed": info["crashed"], "inbox": info["inbox"]}
+
+
+class FrameBuilder:
+    """Builds the frames of one connection and remembers the last one for the next diff."""
+
+    def __init__(self) -> None:
+        self._forget()
+        self._hash_key: tuple | None = None
+        self._hash_sim: Simulator | None = None
+        self._hash = ""
+
+    def _forget(self) -> None:
+        self.last_step: int | None = None
+        self._sim: Simulator | None = None
+        self._nodes: dict[str, dict] = {}
+        self._queues: dict[tuple[str, str], dict] = {}
+        self._edges: Any = None
+        self._extra: Any = None
+        self._layout: Any = None
+        self._msgs: dict[str, tuple[Any, Any, dict]] = {}   # id -> (Message, sent_step, dict)
+
+    # ------------------------------------------------------------------ public
+    def full(self, session: Session, reply_to: Any, load: bool = False,
+             notice: str = "") -> dict[str, Any]:
+        sim = session.sim
+        self._forget()
+        f = self._common(session, reply_to, notice)
+        if load:
+            f["event"] = None
+            f["scenario"] = session.scenario.model_dump(mode="json")
+            f["protocol"] = protocol_info(sim)
+        view = dict(sim.protocol.view(sim))
+        view["messages"] = self._messages(sim)[0]
+        self._remember(sim, view)
+        f["view"] = view
+        k = sim.step_no
+        f["history"] = session.records[max(0, k - HISTORY):k]
+        f["findings"] = sim.monitors.timeline()
+        return f
+
+    def incremental(self, session: Session, reply_to: Any, notice: str = "") -> dict[str, Any]:
+        """A frame with a view_patch against the last frame built; falls back to a full frame
+        when there is no usable base (first frame, went backwards, the view changed shape)."""
+        sim = session.sim
+        k = sim.step_no
+        if self._sim is not sim or self.last_step is None or k < self.last_step:
+            return self.full(session, reply_to, notice=notice)
+        view = sim.protocol.view(sim)
+        patch = self._patch(sim, view)
+        if patch is None:
+            return self.full(session, reply_to, notice=notice)
+        last = self.last_step
+        f = self._common(session, reply_to, notice)
+        f["view_patch"] = patch
+        f["step_record"] = session.records[k - 1] if k > last else None
+        if k > last + 1:     # frames were coalesced (slow browser or fast play)
+            f["skipped_records"] = session.records[last:k - 1]
+        self.last_step = k
+        return f
+
+    # ------------------------------------------------------------------ parts
+    def _common(self, session: Session, reply_to: Any, notice: str) -> dict[str, Any]:
+        sim = session.sim
+        k = sim.step_no
+        f: dict[str, Any] = {
+            "type": "frame", "reply_to": reply_to, "step": k, "total": len(sim.trace),
+            "state_hash": self._state_hash(sim), "event": sim.trace[k - 1] if k else None,
+            "playing": session.playing,
+            "scheduler": {"kind": session.sched_kind, "seed": session.sched_seed},
+            "enabled": [e.as_dict() for e in sim.enabled()],
+            "narration": session.records[k - 1]["narration"] if k else [],
+            "monitors": monitors(session),
+            "metrics": sim.monitors.metrics(),
+        }
+        if notice:
+            f["notice"] = notice
+        self.last_step = k
+        return f
+
+    def _state_hash(self, sim: Simulator) -> str:
+        """sha256 of the state; cached while the frame's step and timeline are the same (the
+        answers to play, pause, speed and scheduler do not move)."""
+        k = sim.step_no
+        key = (k, tuple(sim.trace[max(0, k - 1):k]), len(sim.trace))
+        if self._hash_key == key and self._hash_sim is sim:
+            return self._hash
+        self._hash_sim = sim
+        self._hash_key = key
+        self._hash = sim.state_hash()
+        return self._hash
+
+    def _messages(self, sim: Simulator) -> tuple[list[dict], dict[str, Any]]:
+        """The messages in flight (send order) and, against the last frame, what changed."""
+        heads = {e.id for e in sim.enabled() if e.kind == DELIVER}
+        sent_at = sim.monitors.sent_at
+        old = self._msgs
+        new: dict[str, tuple[Any, Any, dict]] = {}
+        out: list[dict] = []
+        add: list[dict] = []
+        update: list[dict] = []
+        for m in sim.inflight.values():
+            mid = m.id
+            sent = sent_at.get(m.seq)
+            ok = mid in heads
+            prev = old.get(mid)
+            if prev is not None and prev[0] == m and prev[1] == sent:
+                d = prev[2]
+                if d["deliverable"] != ok:
+                    d = {**d, "deliverable": ok}
+                    update.append(d)
+            else:
+                d = {"id": mid, "src": m.src, "dst": m.dst, "type": m.kind,
+                     "label": sim.protocol.message_label(m), "sent_step": sent,
+                     "deliverable": ok}
+                add.append(d)   # ids only grow going forward; time travel is a full frame
+            new[mid] = (m, sent, d)
+            out.append(d)
+        removed = [mid for mid in old if mid not in new]
+        self._msgs = new
+        return out, {"add": add, "remove": removed, "update": update}
+
+    def _remember(self, sim: Simulator, view: dict[str, Any]) -> None:
+        self._sim = sim
+        self._layout = view.get("layout")
+        self._nodes = {n["id"]: n for n in view.get("nodes", [])}
+        self._queues = {(q.get("node"), q.get("name")): q for q in view.get("queues", [])}
+        self._edges = view.get("edges", [])
+        self._extra = view.get("extra")
+
+    def _patch(self, sim: Simulator, view: dict[str, Any]) -> dict[str, Any] | None:
+        nodes = view.get("nodes", [])
+        if view.get("layout") != self._layout or len(nodes) != len(self._nodes):
+            return None
+        changed = []
+        old_nodes = self._nodes
+        for n in nodes:
+            prev = old_nodes.get(n["id"])
+            if prev is None:
+                return None
+            if prev != n:
+                changed.append(n)
+        queues = {(q.get("node"), q.get("name")): q for q in view.get("queues", [])}
+        q_changed = [q for key, q in queues.items() if self._queues.get(key) != q]
+        q_changed += [{"node": key[0], "name": key[1], "items": [], "removed": True}
+                      for key in self._queues if key not in queues]
+        edges = view.get("edges", [])
+        extra = view.get("extra")
+        patch = {
+            "nodes": changed,
+            "queues": q_changed,
+            "edges": edges if edges != self._edges else None,
+            "cycles": view.get("cycles", []),
+            "extra": extra if extra != self._extra else None,
+            "messages": self._messages(sim)[1],
+        }
+        self._nodes = {n["id"]: n for n in nodes}
+        self._queues = queues
+        self._edges = edges
+        self._extra = extra
+        return patch

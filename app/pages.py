@@ -1,0 +1,180 @@
+"""Page routes: the gallery ``/`` and the viewer ``/sim/{scenario_id}`` (Jinja2, autoescaped),
+plus ``/api/scenarios``. Bad input gets a clear HTML page with a 4xx status, never a 500.
+
+Template context (web contract): ``scenario`` (the Scenario as a dict), ``scenarios`` (list),
+``variant``, ``schedule`` (list of ids), ``step`` (int or None), ``embed``, ``present``,
+``protocol`` ({id, title, variants, view_kind, fault_kinds}) and ``link`` (short id or None).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import jinja2
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from protocols import registry
+from protocols.scenario import Scenario, ScenarioError, gallery, parse
+
+from .limits import Limits
+
+ROOT = Path(__file__).resolve().parent.parent
+# autoescape everywhere (not only *.html): scenario text is never markup
+templates = Jinja2Templates(env=jinja2.Environment(
+    loader=jinja2.FileSystemLoader(str(ROOT / "templates")), autoescape=True))
+router = APIRouter()
+
+MAX_EVENT_ID = 200
+
+
+class PageError(ValueError):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def error_page(request: Request, status: int, message: str) -> HTMLResponse:
+    return templates.TemplateResponse(
+        request, "error.html", {"status": status, "message": message, "embed": False,
+                                "present": False}, status_code=status)
+
+
+def protocol_of(sc: Scenario) -> dict[str, Any]:
+    p = registry.get(sc.protocol)
+    return {"id": p.id, "title": p.title, "variants": list(p.variants),
+            "view_kind": p.view_kind, "fault_kinds": list(p.fault_kinds)}
+
+
+def summary(sc: Scenario) -> dict[str, Any]:
+    """One gallery entry as ``/api/scenarios`` and the gallery page show it."""
+    p = registry.get(sc.protocol)
+    return {"id": sc.id, "title": sc.title, "protocol": sc.protocol, "variant": sc.variant,
+            "variants": list(p.variants), "paper": sc.paper.model_dump() if sc.paper else None,
+            "teaches": sc.teaches, "view": p.view_kind}
+
+
+def _gallery() -> dict[str, Scenario]:
+    try:
+        return gallery()
+    except ScenarioError as exc:
+        raise PageError(500, f"the scenario gallery cannot be read: {exc}") from None
+
+
+@router.get("/healthz")
+def healthz() -> dict[str, bool]:
+    return {"ok": True}
+
+
+@router.get("/api/scenarios")
+def api_scenarios() -> Response:
+    try:
+        return JSONResponse([summary(sc) for sc in _gallery().values()])
+    except PageError as exc:
+        return JSONResponse({"detail": exc.message}, exc.status)
+
+
+@router.get("/", response_class=HTMLResponse)
+def gallery_page(request: Request) -> Response:
+    try:
+        scenarios = [summary(sc) for sc in _gallery().values()]
+    except PageError as exc:
+        return error_page(request, exc.status, exc.message)
+    return templates.TemplateResponse(request, "gallery.html", {
+        "scenarios": scenarios, "embed": False, "present": False})
+
+
+@router.get("/sim/{scenario_id}", response_class=HTMLResponse)
+def viewer_page(request: Request, scenario_id: str) -> Response:
+    try:
+        ctx = _viewer_context(request, scenario_id)
+    except PageError as exc:
+        return error_page(request, exc.status, exc.message)
+    return templates.TemplateResponse(request, "viewer.html", ctx)
+
+
+def _viewer_context(request: Request, scenario_id: str) -> dict[str, Any]:
+    limits: Limits = request.app.state.limits
+    q = request.query_params
+    link = q.get("link")
+    sc: Scenario | None = None
+    if link:
+        sc = _link_scenario(link)
+    if sc is None:
+        sc = _gallery().get(scenario_id)
+        if sc is None:
+            raise PageError(404, f"There is no scenario {scenario_id[:80]!r} in the gallery.")
+    proto = protocol_of(sc)
+    variant = q.get("variant") or None
+    if variant is not None and variant not in proto["variants"]:
+        raise PageError(400, f"variant: {variant[:40]!r} is not one of {proto['id']}'s variants "
+                             f"({', '.join(proto['variants'])})")
+    schedule = _schedule(request, limits)
+    step = _int(q.get("step"), "step")
+    if step is not None and schedule and step > len(schedule):
+        raise PageError(400, f"step: {step} is past the end of the schedule "
+                             f"({len(schedule)} events)")
+    return {"scenario": sc.model_dump(mode="json"), "scenarios": [], "variant": variant,
+            "schedule": schedule, "step": step, "embed": q.get("embed") == "1",
+            "present": q.get("present") == "1", "protocol": proto, "link": link or None}
+
+
+def _link_scenario(link: str) -> Scenario | None:
+    """The scenario a short link names (the viewer loads the link itself over the socket)."""
+    try:
+        from .linkstate import LinkError
+        from .store import StoreError, load_record
+    except ImportError:
+        return None
+    try:
+        rec = load_record(link)
+    except LinkError as exc:
+        raise PageError(exc.status, exc.message) from None
+    except StoreError as exc:
+        raise PageError(503, f"the link store is unavailable: {exc}") from None
+    ref = rec.scenario
+    if isinstance(ref, str):
+        found = _gallery().get(ref)
+        if found is None:
+            raise PageError(404, f"the link names scenario {ref[:80]!r}, which is not in the "
+                                 f"gallery")
+        return found
+    try:
+        return parse(ref)
+    except ScenarioError as exc:
+        raise PageError(400, f"link.{exc}") from None
+
+
+def _schedule(request: Request, limits: Limits) -> list[str]:
+    """``schedule`` = comma-separated, each id URL-encoded: split the raw query before decoding,
+    so an id may itself contain an (encoded) comma."""
+    raw = request.scope.get("query_string", b"").decode("latin-1")
+    for part in raw.split("&"):
+        name, _, value = part.partition("=")
+        if unquote(name) != "schedule":
+            continue
+        if not value:
+            return []
+        ids = [unquote(x.replace("+", " ")) for x in value.split(",")]
+        if len(ids) > limits.max_schedule:
+            raise PageError(400, f"schedule: {len(ids)} events; this server allows "
+                                 f"{limits.max_schedule} (ALLOCSCOPE_MAX_SCHEDULE)")
+        for i, eid in enumerate(ids):
+            if not eid or len(eid) > MAX_EVENT_ID:
+                raise PageError(400, f"schedule item {i}: an event id of 1 to {MAX_EVENT_ID} "
+                                     f"characters")
+        return ids
+    return []
+
+
+def _int(value: str | None, name: str) -> int | None:
+    if value is None or value == "":
+        return None
+    if not value.isdigit() or len(value) > 9:
+        raise PageError(400, f"{name}: must be a whole number from 0 to 999999999, "
+                             f"not {value[:20]!r}")
+    return int(value)

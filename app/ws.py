@@ -1,0 +1,277 @@
+"""``WS /ws``: one connection drives one Session (docs/websocket.md).
+
+Three cooperating coroutines per connection, all on the event loop's one thread (so the session
+is never touched concurrently):
+
+- the receive loop parses each command, answers it with exactly one frame or error, built at
+  once (so the answer shows the state the command produced);
+- the sender sends answers in order from a short bounded queue, and otherwise, when play has
+  moved the state on, builds one frame from the *latest* state. A slow browser thus makes the
+  sender wait on the socket while play goes on: intermediate steps are coalesced into the next
+  frame (their records ride along in ``skipped_records``) and nothing piles up;
+- the play loop steps at the chosen speed. The frame of the step that ends play (a monitor fired,
+  the run ended, a limit) is built at once and queued, so it is never skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, WebSocket
+from starlette.websockets import WebSocketDisconnect
+
+from . import commands as C
+from .frames import FrameBuilder, encode, error, inspect_frame
+from .limits import Limits, TokenBucket
+from .session import Session, SessionError
+
+router = APIRouter()
+
+OUT_QUEUE = 16          # answers waiting to be sent; the receive loop waits when it is full
+PLAY_BATCH = 256        # steps play may take before it yields to the sender and the commands
+PLAY_SLICE = 0.02       # seconds of stepping before play yields, whatever the batch
+POLICY = 1008           # close codes: policy violation
+TOO_BIG = 1009          # message too big
+
+
+class _Registry:
+    """Counts this worker's live sessions (the ALLOCSCOPE_MAX_SESSIONS limit)."""
+
+    def __init__(self) -> None:
+        self.active = 0
+
+
+_sessions = _Registry()
+
+
+def origin_allowed(ws: WebSocket, limits: Limits) -> bool:
+    """Same origin (the Origin's host:port equals the Host header), or listed in
+    ALLOCSCOPE_ALLOWED_ORIGINS. No Origin header means no browser (a script or a test client),
+    which cannot carry a user's cookies across sites, so it is let in."""
+    origin = ws.headers.get("origin")
+    if origin is None:
+        return True
+    origin = origin.strip().rstrip("/")
+    allowed = limits.allowed_origins
+    if "*" in allowed or origin in allowed:
+        return True
+    host = ws.headers.get("host", "").lower()
+    try:
+        netloc = urlsplit(origin).netloc.lower()
+    except ValueError:
+        return False
+    return bool(host) and netloc == host
+
+
+def resolve_link(link_id: str) -> dict[str, Any]:
+    """A short link's scenario, variant, schedule, step and notice, replayed and verified by the
+    links store (``app.store.get_link``); SessionError with the store's sentence otherwise."""
+    try:
+        from .linkstate import LinkError
+        from .store import StoreError, get_link
+    except ImportError:
+        raise SessionError("short links are not available on this server") from None
+    try:
+        return get_link(link_id)
+    except LinkError as exc:
+        raise SessionError(exc.message) from None
+    except StoreError as exc:
+        raise SessionError(f"the link store is unavailable: {exc}") from None
+
+
+class Connection:
+    """The per-connection state: the session, the frame builder, the outgoing queue."""
+
+    def __init__(self, ws: WebSocket, limits: Limits) -> None:
+        self.ws = ws
+        self.limits = limits
+        self.session = Session(limits)
+        self.frames = FrameBuilder()
+        self.out: deque[str] = deque()
+        self.wake = asyncio.Event()
+        self.room = asyncio.Event()
+        self.dirty = False            # play moved the state on since the last frame built
+        self.play_task: asyncio.Task | None = None
+        loop = asyncio.get_running_loop()
+        self.bucket = TokenBucket(limits.commands_per_second, limits.command_burst, loop.time())
+
+    # ------------------------------------------------------------------ outgoing
+    def push(self, frame: dict[str, Any]) -> None:
+        if frame.get("type") == "frame":
+            self.dirty = False        # this frame shows the latest state
+        self.out.append(encode(frame))
+        self.wake.set()
+
+    async def send_loop(self) -> None:
+        while True:
+            if self.out:
+                text = self.out.popleft()
+                self.room.set()
+            elif self.dirty and self.session.sim is not None:
+                self.dirty = False
+                text = encode(self.frames.incremental(self.session, None))
+            else:
+                self.wake.clear()
+                await self.wake.wait()
+                continue
+            await self.ws.send_text(text)
+
+    # ------------------------------------------------------------------ incoming
+    async def receive_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            msg = await self.ws.receive()
+            if msg["type"] == "websocket.disconnect":
+                return
+            text = msg.get("text")
+            if text is None:
+                data = msg.get("bytes") or b""
+                if len(data) > self.limits.ws_max_size:
+                    await self.ws.close(TOO_BIG, "message too big")
+                    return
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = "\ufffd"          # answered below as "not a JSON command"
+            if len(text) > self.limits.ws_max_size:
+                await self.ws.close(TOO_BIG, f"message larger than {self.limits.ws_max_size} "
+                                             f"bytes (ALLOCSCOPE_WS_MAX_SIZE)")
+                return
+            while len(self.out) >= OUT_QUEUE:       # back-pressure on a client that floods
+                self.room.clear()
+                await self.room.wait()
+            if not self.bucket.take(loop.time()):
+                self.push(error(C.peek_id(text), f"too many commands: this server allows "
+                                                f"{self.limits.commands_per_second:g} a second "
+                                                f"(ALLOCSCOPE_COMMANDS_PER_SECOND)"))
+                continue
+            self.push(self.answer(text))
+
+    def answer(self, text: str) -> dict[str, Any]:
+        """Exactly one frame or error for one command; the session survives every error."""
+        try:
+            cmd = C.parse(text)
+        except C.CommandError as exc:
+            return error(exc.reply_to, str(exc))
+        try:
+            return self.dispatch(cmd)
+        except SessionError as exc:
+            return error(cmd.id, str(exc))
+
+    def dispatch(self, cmd: Any) -> dict[str, Any]:
+        s = self.session
+        rid = cmd.id
+        op = cmd.op
+        if op == "load":
+            self.stop_play()
+            if cmd.link is not None:
+                ln = resolve_link(cmd.link)
+                s.load(ln["scenario"], cmd.variant or ln.get("variant"),
+                       cmd.schedule if cmd.schedule is not None else ln.get("schedule"),
+                       cmd.step if cmd.step is not None else ln.get("step"))
+                return self.frames.full(s, rid, load=True, notice=ln.get("notice") or "")
+            s.load(cmd.scenario, cmd.variant, cmd.schedule, cmd.step)
+            return self.frames.full(s, rid, load=True)
+        if op == "inspect":
+            return inspect_frame(s, rid, cmd.proc)
+        if s.sim is None:
+            raise SessionError("no scenario loaded: send {\"op\": \"load\", ...} first")
+        if op == "step":
+            s.step()
+        elif op == "deliver":
+            s.deliver(cmd.event)
+        elif op == "fault":
+            s.fault(cmd.event)
+        elif op in ("back", "goto", "reset"):
+            self.stop_play()
+            if op == "back":
+                s.back()
+            elif op == "goto":
+                s.goto(cmd.step)
+            else:
+                s.reset()
+            return self.frames.full(s, rid)
+        elif op == "play":
+            s.start_play()
+            self.stop_task()
+            self.play_task = asyncio.get_running_loop().create_task(self.play_loop())
+        elif op == "pause":
+            self.stop_play()
+        elif op == "speed":
+            s.speed = cmd.steps_per_second
+        elif op == "scheduler":
+            s.set_scheduler(cmd.kind, cmd.seed)
+        return self.frames.incremental(s, rid)
+
+    # ------------------------------------------------------------------ play
+    def stop_play(self) -> None:
+        self.session.playing = False
+        self.stop_task()
+
+    def stop_task(self) -> None:
+        if self.play_task is not None and not self.play_task.done():
+            self.play_task.cancel()
+        self.play_task = None
+
+    async def play_loop(self) -> None:
+        """Step at ``session.speed`` steps a second until play stops; see the module doc."""
+        loop = asyncio.get_running_loop()
+        s = self.session
+        await asyncio.sleep(0)                      # the answer to `play` goes first
+        speed = s.speed
+        t0 = loop.time()
+        done = 0
+        while s.playing:
+            now = loop.time()
+            if s.speed != speed:                    # a `speed` command: start counting afresh
+                speed, t0, done = s.speed, now, 0
+            due = int((now - t0) * speed) + 1 - done
+            if due <= 0:
+                await asyncio.sleep(max(0.0, t0 + done / speed - now))
+                continue
+            if due > speed + PLAY_BATCH:            # far behind: drop the debt, do not burst
+                t0, done, due = now - done / speed, done, 1
+            start = now
+            for _ in range(min(due, PLAY_BATCH)):
+                r = s.play_step()
+                done += 1
+                if r.status != "ok":
+                    self.push(self.frames.incremental(s, None, notice=r.notice))
+                    return
+                self.dirty = True
+                if loop.time() - start > PLAY_SLICE:
+                    break
+            self.wake.set()
+            await asyncio.sleep(0)
+
+
+@router.websocket("/ws")
+async def websocket_endpoint(ws: WebSocket) -> None:
+    limits: Limits = ws.app.state.limits
+    await ws.accept()
+    if not origin_allowed(ws, limits):
+        await ws.close(POLICY, "origin not allowed (ALLOCSCOPE_ALLOWED_ORIGINS)")
+        return
+    if _sessions.active >= limits.max_sessions:
+        await ws.send_text(encode(error(None, f"server busy: {limits.max_sessions} sessions "
+                                              f"are open (ALLOCSCOPE_MAX_SESSIONS); try again "
+                                              f"later")))
+        await ws.close(POLICY, "too many sessions")
+        return
+    _sessions.active += 1
+    conn = Connection(ws, limits)
+    sender = asyncio.get_running_loop().create_task(conn.send_loop())
+    try:
+        await conn.receive_loop()
+    except WebSocketDisconnect:
+        pass
+    finally:
+        _sessions.active -= 1
+        conn.stop_play()
+        sender.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await sender

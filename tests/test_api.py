@@ -1,0 +1,124 @@
+"""HTTP routes: pages, /healthz, /api/scenarios, static files, error pages and security headers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.limits import Limits
+from app.main import ROOT, create_app
+from protocols import registry
+from protocols.scenario import gallery
+
+HTML = {"accept": "text/html"}
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    return TestClient(create_app(Limits()))
+
+
+def test_healthz(client):
+    r = client.get("/healthz")
+    assert r.status_code == 200 and r.json() == {"ok": True}
+
+
+def test_api_scenarios_lists_the_gallery(client):
+    rows = client.get("/api/scenarios").json()
+    assert [r["id"] for r in rows] == list(gallery())
+    for r in rows:
+        sc = gallery()[r["id"]]
+        proto = registry.get(sc.protocol)
+        assert set(r) == {"id", "title", "protocol", "variant", "variants", "paper", "teaches",
+                          "view"}
+        assert r["title"] == sc.title and r["protocol"] == sc.protocol
+        assert r["variants"] == list(proto.variants) and r["view"] == proto.view_kind
+
+
+def test_gallery_page_shows_every_scenario(client):
+    r = client.get("/", headers=HTML)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    for sid in gallery():
+        assert f"/sim/{sid}" in r.text
+
+
+@pytest.mark.parametrize("sid", list(gallery()))
+def test_viewer_page_for_every_gallery_scenario(client, sid):
+    r = client.get(f"/sim/{sid}", headers=HTML)
+    assert r.status_code == 200
+    assert sid in r.text
+
+
+def test_viewer_query_params_reach_the_page(client):
+    r = client.get("/sim/token-ring-lossy?variant=reliable&schedule=e%3Ap3%3Arequest,m0&step=1"
+                   "&embed=1&present=1", headers=HTML)
+    assert r.status_code == 200
+    assert '"schedule": ["e:p3:request", "m0"]' in r.text
+    assert '"variant": "reliable"' in r.text and '"step": 1' in r.text
+    # an embedded viewer may be framed by any page; other pages only by this site
+    assert "frame-ancestors *" in r.headers["content-security-policy"]
+    r2 = client.get("/sim/token-ring", headers=HTML)
+    assert "frame-ancestors 'self'" in r2.headers["content-security-policy"]
+
+
+def test_unknown_scenario_is_a_clear_404_page(client):
+    r = client.get("/sim/no-such-scenario", headers=HTML)
+    assert r.status_code == 404
+    assert r.headers["content-type"].startswith("text/html")
+    assert "no-such-scenario" in r.text and "gallery" in r.text
+
+
+@pytest.mark.parametrize("query, field", [
+    ("variant=nope", "variant"),
+    ("step=abc", "step"),
+    ("step=99999999999", "step"),
+    ("schedule=m0&step=5", "step"),
+])
+def test_bad_viewer_params_are_400_pages_naming_the_field(client, query, field):
+    r = client.get(f"/sim/token-ring?{query}", headers=HTML)
+    assert r.status_code == 400
+    assert field in r.text
+
+
+def test_scenario_text_is_escaped_in_error_pages(client):
+    r = client.get("/sim/token-ring?variant=%3Cscript%3Ealert(1)%3C/script%3E", headers=HTML)
+    assert r.status_code == 400
+    assert "<script>alert(1)" not in r.text
+    assert "&lt;script&gt;" in r.text
+
+
+def test_unknown_path_is_404_not_500(client):
+    assert client.get("/nowhere", headers=HTML).status_code == 404
+    r = client.get("/nowhere")
+    assert r.status_code == 404 and "detail" in r.json()
+
+
+def test_csp_header_forbids_inline_scripts(client):
+    for path in ("/", "/sim/token-ring", "/healthz", "/api/scenarios"):
+        csp = client.get(path, headers=HTML).headers["content-security-policy"]
+        directives = {d.split()[0]: d.split()[1:] for d in csp.split(";") if d.strip()}
+        assert directives["script-src"] == ["'self'"]
+        assert "'unsafe-inline'" not in directives["default-src"]
+        assert directives["object-src"] == ["'none'"]
+
+
+def test_pages_have_no_inline_script(client):
+    """What the CSP forbids must not be needed: every <script> is external or JSON data."""
+    for path in ("/", "/sim/token-ring"):
+        text = client.get(path, headers=HTML).text
+        for chunk in text.split("<script")[1:]:
+            tag = chunk.split(">", 1)[0]
+            assert "src=" in tag or 'type="application/json"' in tag, tag
+
+
+def test_static_js_is_served_as_javascript(client):
+    js = sorted((ROOT / "static").rglob("*.js"))
+    if not js:
+        pytest.skip("no static JS in this checkout yet")
+    rel = Path(js[0]).relative_to(ROOT / "static").as_posix()
+    r = client.get(f"/static/{rel}")
+    assert r.status_code == 200
+    assert r.headers["content-type"].split(";")[0] == "text/javascript"
+    assert r.headers["x-content-type-options"] == "nosniff"

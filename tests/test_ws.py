@@ -1,0 +1,587 @@
+"""The websocket: every command, bad commands, replays equal to the CLI, play, limits, Origin.
+
+Parametrised over ``gallery()`` where it makes sense, so protocols that land later are covered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from app.limits import Limits, TokenBucket
+from app.main import create_app
+from app.ws import Connection
+from protocols import runner
+from protocols.scenario import gallery
+
+GALLERY = list(gallery())
+
+
+class Peer:
+    """A test client that pairs every command with its one answer."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self.n = 0
+
+    def cmd(self, op: str, **kw: Any) -> dict[str, Any]:
+        self.n += 1
+        self.ws.send_text(json.dumps({"op": op, "id": self.n, **kw}))
+        f = self.recv()
+        assert f["reply_to"] == self.n, f
+        return f
+
+    def raw(self, text: str) -> dict[str, Any]:
+        self.ws.send_text(text)
+        return self.recv()
+
+    def recv(self) -> dict[str, Any]:
+        return json.loads(self.ws.receive_text())
+
+    def until_paused(self, limit: int = 100_000) -> list[dict[str, Any]]:
+        frames = []
+        for _ in range(limit):
+            f = self.recv()
+            frames.append(f)
+            if f["type"] != "frame" or not f["playing"]:
+                return frames
+        raise AssertionError("play did not stop")
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    return TestClient(create_app(Limits()))
+
+
+@pytest.fixture
+def peer(client):
+    with client.websocket_connect("/ws") as ws:
+        yield Peer(ws)
+
+
+def cli_trace(sid: str, variant: str | None = None) -> tuple[list[str], dict[str, Any]]:
+    """What ``allocscope run`` does for a gallery scenario: its trace and its report."""
+    sc = gallery()[sid]
+    sim = runner.build(sc, variant)
+    runner.drive(sim, runner.scheduler_for(sc, sim.variant), sc.steps)
+    return list(sim.trace), runner.report(sim, sc)
+
+
+def fresh_hash(sid: str, variant: str, trace: list[str]) -> str:
+    sim = runner.build(gallery()[sid], variant)
+    sim.replay(trace)
+    return sim.state_hash()
+
+
+# ---------------------------------------------------------------------- model of the browser
+def view_model(view: dict[str, Any]) -> dict[str, Any]:
+    return {"layout": view.get("layout"),
+            "nodes": {n["id"]: n for n in view.get("nodes", [])},
+            "queues": {(q["node"], q["name"]): q for q in view.get("queues", [])
+                       if q.get("items") or not q.get("removed")},
+            "edges": view.get("edges", []), "cycles": view.get("cycles", []),
+            "extra": view.get("extra"),
+            "messages": {m["id"]: m for m in view["messages"]}}
+
+
+def apply(model: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
+    """Apply a frame as the browser does (docs/websocket.md)."""
+    if "view" in f:
+        return view_model(f["view"])
+    p = f["view_patch"]
+    for n in p["nodes"]:
+        model["nodes"][n["id"]] = n
+    for q in p["queues"]:
+        if q.get("removed"):
+            model["queues"].pop((q["node"], q["name"]), None)
+        else:
+            model["queues"][(q["node"], q["name"])] = q
+    if p["edges"] is not None:
+        model["edges"] = p["edges"]
+    model["cycles"] = p["cycles"]
+    if p["extra"] is not None:
+        model["extra"] = p["extra"]
+    for mid in p["messages"]["remove"]:
+        del model["messages"][mid]
+    for m in p["messages"]["add"] + p["messages"]["update"]:
+        model["messages"][m["id"]] = m
+    return model
+
+
+# ---------------------------------------------------------------------- every command
+def test_load_gallery_id_answers_a_full_load_frame(peer):
+    f = peer.cmd("load", scenario="token-ring-lossy")
+    assert f["type"] == "frame" and f["event"] is None and f["step"] == 6 and f["total"] == 6
+    assert f["protocol"]["id"] == "token_ring" and f["protocol"]["variant"] == "lossy"
+    assert f["protocol"]["channels"] == "fifo"
+    assert f["scenario"]["id"] == "token-ring-lossy"
+    assert [r["step"] for r in f["history"]] == [1, 2, 3, 4, 5, 6]
+    assert f["history"][1]["kind"] == "deliver" and f["history"][1]["type"] == "Token"
+    assert f["view"]["layout"] == "ring" and len(f["view"]["nodes"]) == 4
+    assert f["state_hash"] == fresh_hash("token-ring-lossy", "lossy", f["history"] and
+                                         [r["event"] for r in f["history"]])
+
+
+def test_load_full_object_variant_schedule_and_step(peer):
+    obj = gallery()["token-ring"].model_dump(mode="json")
+    obj["params"] = {"n": 7, "requests": 1}
+    f = peer.cmd("load", scenario=obj, variant="lossy", schedule=["e:p0:request", "m0"], step=1)
+    assert f["step"] == 1 and f["total"] == 2 and f["protocol"]["variant"] == "lossy"
+    assert len(f["view"]["nodes"]) == 7
+    assert f["view"]["messages"][0]["deliverable"] is True
+    f = peer.cmd("goto", step=2)
+    assert f["state_hash"] == _hash_of(obj, "lossy", ["e:p0:request", "m0"])
+
+
+def _hash_of(obj: dict, variant: str, trace: list[str]) -> str:
+    from protocols.scenario import parse
+    sim = runner.build(parse(obj), variant)
+    sim.replay(trace)
+    return sim.state_hash()
+
+
+def test_step_deliver_and_their_records(peer):
+    peer.cmd("load", scenario="token-ring-lossy", schedule=[])
+    peer.cmd("scheduler", kind="oldest")
+    f = peer.cmd("step")
+    assert f["step"] == 1 and "view_patch" in f and "view" not in f and "history" not in f
+    rec = f["step_record"]
+    assert rec["step"] == 1 and rec["event"] == f["event"] and rec["narration"] == f["narration"]
+    m0 = next(e for e in f["enabled"] if e["kind"] == "deliver")
+    assert {"src", "dst", "type"} <= set(m0)
+    first = f["event"]
+    f = peer.cmd("deliver", event=m0["id"])
+    assert f["event"] == m0["id"] and f["step_record"]["type"] == m0["type"]
+    assert f["step_record"]["sent_step"] == (1 if first == "m0" else 0)
+    assert m0["id"] in f["view_patch"]["messages"]["remove"]
+
+
+def test_manual_scheduler_step_asks_for_a_choice(peer):
+    peer.cmd("load", scenario="token-ring")
+    f = peer.cmd("scheduler", kind="manual")
+    assert f["scheduler"] == {"kind": "manual", "seed": 7}
+    f = peer.cmd("step")
+    assert f["type"] == "error" and f["message"] == "manual scheduler: choose an event"
+    f = peer.cmd("play")
+    assert f["type"] == "error" and "manual" in f["message"]
+
+
+def test_scheduler_seed_changes_the_random_run(peer):
+    hashes = []
+    for seed in (1, 2, 1):
+        peer.cmd("load", scenario="token-ring")
+        f = peer.cmd("scheduler", kind="random", seed=seed)
+        assert f["scheduler"] == {"kind": "random", "seed": seed}
+        for _ in range(12):
+            f = peer.cmd("step")
+        hashes.append(f["state_hash"])
+    assert hashes[0] == hashes[2] != hashes[1]
+
+
+def test_back_goto_reset(peer):
+    peer.cmd("load", scenario="token-ring-lossy")
+    f = peer.cmd("back")
+    assert f["step"] == 5 and f["total"] == 6 and "view" in f and len(f["history"]) == 5
+    f = peer.cmd("goto", step=2)
+    assert f["step"] == 2 and f["event"] == "m0"
+    f = peer.cmd("reset")
+    assert f["step"] == 0 and f["total"] == 0 and f["history"] == []
+    f = peer.cmd("back")
+    assert f["type"] == "error" and "step 0" in f["message"]
+    f = peer.cmd("goto", step=3)
+    assert f["type"] == "error" and "between 0 and 0" in f["message"]
+
+
+def test_fault_drop_and_crash(peer):
+    peer.cmd("load", scenario="token-ring", schedule=[])
+    f = peer.cmd("fault", event="f:drop:m0")
+    assert f["step"] == 1 and f["step_record"]["kind"] == "fault"
+    assert f["step_record"]["type"] == "Token" and f["view_patch"]["messages"]["remove"] == ["m0"]
+    f = peer.cmd("fault", event="f:crash:p2")
+    assert f["step"] == 2
+    assert [n for n in f["view_patch"]["nodes"] if n["id"] == "p2"][0]["crashed"] is True
+    f = peer.cmd("fault", event="f:crash:p2")
+    assert f["type"] == "error" and "not possible" in f["message"]
+
+
+def test_inspect(peer):
+    peer.cmd("load", scenario="token-ring-lossy")
+    f = peer.cmd("inspect", proc="p0")
+    assert f["type"] == "inspect" and f["proc"] == "p0"
+    assert set(f) == {"type", "reply_to", "proc", "variables", "guards", "in_cs", "waiting",
+                      "crashed", "inbox"}
+    assert f["variables"]["requests_left"] == 2
+    assert all({"name", "holds", "algorithm", "lines", "waiting_for"} <= set(g)
+               for g in f["guards"])
+    f = peer.cmd("inspect", proc="zz")
+    assert f["type"] == "error" and "no process 'zz'" in f["message"]
+
+
+def test_speed_pause_answer_with_a_frame(peer):
+    peer.cmd("load", scenario="token-ring")
+    f = peer.cmd("speed", steps_per_second=250)
+    assert f["type"] == "frame" and f["step_record"] is None and f["playing"] is False
+    f = peer.cmd("pause")
+    assert f["type"] == "frame" and f["playing"] is False
+
+
+def test_commands_before_load_are_errors(peer):
+    for op in ("step", "back", "play", "reset"):
+        f = peer.cmd(op)
+        assert f["type"] == "error" and "load" in f["message"]
+    assert peer.cmd("load", scenario="token-ring")["type"] == "frame"
+
+
+def test_load_link(client, peer):
+    sched = ["e:p3:request", "m0", "m1"]
+    r = client.post("/api/links", json={"scenario": "token-ring-lossy", "schedule": sched,
+                                        "step": 2})
+    if r.status_code == 404:
+        pytest.skip("share links are not part of this checkout")
+    assert r.status_code == 201, r.text
+    link = r.json()["id"]
+    f = peer.cmd("load", link=link)
+    assert f["step"] == 2 and f["total"] == 3 and f["state_hash"] == r.json()["state_hash"]
+    f = peer.cmd("load", link="zzzzzzzzzzzzzzzz")
+    assert f["type"] == "error" and "zzzzzzzzzzzzzzzz" in f["message"]
+
+
+# ---------------------------------------------------------------------- bad commands
+BAD = [
+    ("not json", "not a JSON command"),
+    ('{"op": "step"', "not a JSON command"),
+    ("[1, 2]", "JSON object"),
+    ('"step"', "JSON object"),
+    ('{"id": 5}', "unknown op"),
+    ('{"op": "fly", "id": 5}', "unknown op"),
+    ('{"op": "step", "id": 5, "extra": 1}', "extra"),
+    ('{"op": "goto", "id": 5, "step": 100000000000000000000}', "step"),
+    ('{"op": "goto", "id": 5, "step": -1}', "step"),
+    ('{"op": "goto", "id": 5, "step": "3"}', "step"),
+    ('{"op": "goto", "id": 5, "step": 1' + "0" * 5000 + "}", "not a JSON command"),
+    ('{"op": "speed", "id": 5, "steps_per_second": 1e999}', "steps_per_second"),
+    ('{"op": "speed", "id": 5, "steps_per_second": NaN}', "not a JSON command"),
+    ('{"op": "speed", "id": 5, "steps_per_second": 5000}', "steps_per_second"),
+    ('{"op": "scheduler", "id": 5, "kind": "random", "seed": 1180591620717411303424}', "seed"),
+    ('{"op": "scheduler", "id": 5, "kind": "chaos"}', "kind"),
+    ('{"op": "deliver", "id": 5, "event": "m999"}', "not enabled"),
+    ('{"op": "deliver", "id": 5, "event": ""}', "event"),
+    ('{"op": "deliver", "id": 5}', "event"),
+    ('{"op": "fault", "id": 5, "event": "m0"}', "event"),
+    ('{"op": "fault", "id": 5, "event": "f:explode:p1"}', "not possible"),
+    ('{"op": "load", "id": 5}', "scenario"),
+    ('{"op": "load", "id": 5, "scenario": "nope"}', "no gallery scenario"),
+    ('{"op": "load", "id": 5, "scenario": {"id": "x"}}', "scenario."),
+    ('{"op": "load", "id": 5, "scenario": "token-ring", "variant": "zz"}', "variant"),
+    ('{"op": "load", "id": 5, "scenario": "token-ring", "schedule": ["m7"]}', "schedule item 0"),
+    ('{"op": "load", "id": 5, "scenario": "token-ring", "schedule": [], "step": 3}', "step"),
+]
+
+
+@pytest.mark.parametrize("text, says", BAD, ids=[f"bad{i}" for i in range(len(BAD))])
+def test_bad_command_gets_one_error_and_the_session_goes_on(peer, text, says):
+    before = peer.cmd("load", scenario="token-ring-lossy")
+    f = peer.raw(text)
+    assert f["type"] == "error" and says in f["message"], f
+    if '"id": 5' in text and says != "not a JSON command":
+        assert f["reply_to"] == 5
+    after = peer.cmd("goto", step=before["step"])     # same session, same state, still answering
+    assert after["type"] == "frame" and after["state_hash"] == before["state_hash"]
+    assert after["scenario" if "scenario" in after else "step"] is not None
+
+
+def test_binary_garbage_is_an_error_too(peer):
+    peer.ws.send_bytes(b"\xff\xfe\x00")
+    f = peer.recv()
+    assert f["type"] == "error" and "JSON" in f["message"]
+    assert peer.cmd("load", scenario="token-ring")["type"] == "frame"
+
+
+# ---------------------------------------------------------------------- replays equal the CLI
+@pytest.mark.parametrize("sid", GALLERY)
+def test_full_replay_over_the_socket_ends_at_the_cli_state_hash(peer, sid):
+    trace, rep = cli_trace(sid)
+    f = peer.cmd("load", scenario=sid, schedule=trace)
+    assert f["type"] == "frame", f
+    assert f["step"] == rep["steps"] and f["state_hash"] == rep["state_hash"]
+    # the monitors the socket shows are the CLI's
+    if rep["deadlock"]:
+        assert f["monitors"]["deadlock"]["step"] == rep["deadlock"]["step"]
+    if rep["livelock"]:
+        assert f["monitors"]["livelock"]["step"] == rep["livelock"]["step"]
+    assert f["monitors"]["safety"] == ("violation" if rep["violations"] else "ok")
+    assert f["metrics"]["messages"] == rep["messages"]
+
+
+@pytest.mark.parametrize("sid", GALLERY)
+def test_stepping_with_the_scenario_scheduler_follows_the_cli(peer, sid):
+    sc = gallery()[sid]
+    f = peer.cmd("load", scenario=sid)
+    start = f["step"]
+    _, rep = cli_trace(sid)
+    k = min(rep["steps"], start + 40)
+    for _ in range(k - start):
+        f = peer.cmd("step")
+        assert f["type"] == "frame", f
+    assert f["step"] == k
+    assert f["state_hash"] == runner.run(sc, steps=k)["state_hash"]
+
+
+@pytest.mark.parametrize("sid", GALLERY)
+def test_back_and_goto_equal_fresh_runs(peer, sid):
+    rng = random.Random(sid)
+    f = peer.cmd("load", scenario=sid, schedule=[])
+    variant = f["protocol"]["variant"]
+    peer.cmd("scheduler", kind="random", seed=3)
+    trace: list[str] = []
+    for _ in range(30):
+        f = peer.cmd("step")
+        if f["type"] == "error":
+            break
+        trace.append(f["event"])
+    for k in sorted({rng.randint(0, len(trace)) for _ in range(4)} | {0, len(trace)}):
+        f = peer.cmd("goto", step=k)
+        assert f["step"] == k and f["total"] == len(trace)
+        assert f["state_hash"] == fresh_hash(sid, variant, trace[:k])
+        assert [r["event"] for r in f["history"]] == trace[:k]
+        if k:
+            f = peer.cmd("back")
+            assert f["state_hash"] == fresh_hash(sid, variant, trace[:k - 1])
+
+
+@pytest.mark.parametrize("sid", GALLERY)
+def test_view_patches_rebuild_the_full_view(client, sid):
+    """A browser applying every patch ends with the view a fresh full frame shows."""
+    with client.websocket_connect("/ws") as a, client.websocket_connect("/ws") as b:
+        pa, pb = Peer(a), Peer(b)
+        f = pa.cmd("load", scenario=sid, schedule=[])
+        model = view_model(f["view"])
+        pa.cmd("scheduler", kind="random", seed=11)
+        trace = []
+        for _ in range(40):
+            f = pa.cmd("step")
+            if f["type"] == "error":
+                break
+            model = apply(model, f)
+            trace.append(f["event"])
+        full = pb.cmd("load", scenario=sid, schedule=trace)
+        assert full["type"] == "frame", full
+        assert full["state_hash"] == pa.cmd("goto", step=len(trace))["state_hash"]
+        want = view_model(full["view"])
+        assert model == want
+
+
+# ---------------------------------------------------------------------- play
+def test_play_stops_at_the_deadlock_of_the_lossy_ring(peer):
+    _, rep = cli_trace("token-ring-lossy")
+    peer.cmd("load", scenario="token-ring-lossy")
+    peer.cmd("speed", steps_per_second=1000)
+    f = peer.cmd("play")
+    assert f["type"] == "frame" and f["playing"] is True       # play's one answer
+    frames = peer.until_paused()
+    last = frames[-1]
+    assert last["reply_to"] is None and last["playing"] is False
+    assert [x["kind"] for x in last["monitors"]["fired"]] == ["deadlock"]
+    assert last["step"] == rep["steps"] and last["state_hash"] == rep["state_hash"]
+    assert sorted(last["monitors"]["deadlock"]["cycle"]) == ["p0", "p1", "p2", "p3"]
+    assert "deadlock" in last["notice"]
+
+
+def test_play_streams_every_step_record_and_ends_where_the_cli_does(peer):
+    _, rep = cli_trace("token-ring")
+    peer.cmd("load", scenario="token-ring")
+    peer.cmd("speed", steps_per_second=1000)
+    start = peer.cmd("play")
+    frames = peer.until_paused()
+    steps = []
+    for f in frames:
+        steps += [r["step"] for r in f.get("skipped_records", [])]
+        steps.append(f["step_record"]["step"])
+    assert steps == list(range(start["step"] + 1, frames[-1]["step"] + 1))
+    assert frames[-1]["state_hash"] == rep["state_hash"] and frames[-1]["step"] == rep["steps"]
+    assert frames[-1]["notice"] == "every request has been served"
+
+
+def test_pause_stops_the_stream(peer):
+    obj = gallery()["token-ring"].model_dump(mode="json")
+    obj["params"] = {"n": 50, "requests": 50}
+    peer.cmd("load", scenario=obj)
+    peer.cmd("speed", steps_per_second=20)
+    peer.cmd("play")
+    peer.ws.send_text(json.dumps({"op": "pause", "id": "p"}))
+    while True:                       # stream frames may come first; then the answer
+        f = peer.recv()
+        if f["reply_to"] == "p":
+            break
+    assert f["playing"] is False
+    step = f["step"]
+    f = peer.cmd("inspect", proc="p0")   # nothing else was streamed after the pause's answer
+    assert f["type"] == "inspect"
+    assert peer.cmd("goto", step=step)["step"] == step
+
+
+class SlowSocket:
+    """A browser that takes ``delay`` seconds to take each frame."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.sent: list[dict[str, Any]] = []
+
+    async def send_text(self, text: str) -> None:
+        await asyncio.sleep(self.delay)
+        self.sent.append(json.loads(text))
+
+
+def _play_against(sock: SlowSocket, scenario: dict[str, Any], limits: Limits) -> Connection:
+    async def go() -> Connection:
+        conn = Connection(sock, limits)        # type: ignore[arg-type]
+        sender = asyncio.get_running_loop().create_task(conn.send_loop())
+        longest = 0
+        for cmd in ({"op": "load", "scenario": scenario, "id": 1},
+                    {"op": "speed", "steps_per_second": 1000, "id": 2},
+                    {"op": "play", "id": 3}):
+            conn.push(conn.answer(json.dumps(cmd)))
+        for _ in range(2000):
+            await asyncio.sleep(0.01)
+            longest = max(longest, len(conn.out))
+            if conn.play_task.done() and not conn.out and not conn.dirty:
+                break
+        await asyncio.sleep(sock.delay * 3)
+        sender.cancel()
+        conn.longest = longest   # type: ignore[attr-defined]
+        return conn
+    return asyncio.run(go())
+
+
+def test_a_slow_browser_gets_coalesced_frames_but_every_record_and_the_last_frame():
+    obj = gallery()["token-ring"].model_dump(mode="json")
+    obj.update(params={"n": 12, "requests": 3}, scheduler={"kind": "random", "seed": 5})
+    sock = SlowSocket(0.03)
+    conn = _play_against(sock, obj, Limits())
+    frames = [f for f in sock.sent if f["reply_to"] is None]
+    end = conn.session.sim.step_no
+    assert frames[-1]["step"] == end and frames[-1]["playing"] is False
+    assert len(frames) < end / 2, "frames were not coalesced"
+    assert conn.longest <= 2          # nothing piled up: at most the answers in flight
+    steps = []
+    for f in frames:
+        steps += [r["step"] for r in f.get("skipped_records", [])] + [f["step_record"]["step"]]
+    assert steps == list(range(1, end + 1))
+
+
+def test_a_slow_browser_still_sees_the_frame_where_the_monitor_fired():
+    obj = gallery()["token-ring-lossy"].model_dump(mode="json")
+    obj.update(params={"n": 10, "requests": 3, "lossy": "p9"}, schedule=None,
+               scheduler={"kind": "random", "seed": 2})
+    from protocols.scenario import parse
+    rep = runner.run(parse(obj))
+    assert rep["deadlock"] is not None
+    sock = SlowSocket(0.03)
+    _play_against(sock, obj, Limits())
+    last = sock.sent[-1]
+    assert last["monitors"]["fired"] and last["monitors"]["fired"][0]["kind"] == "deadlock"
+    assert last["step"] == rep["steps"] and last["state_hash"] == rep["state_hash"]
+
+
+def test_play_burst_limit_pauses_with_a_notice():
+    client = TestClient(create_app(Limits(play_burst=5)))
+    with client.websocket_connect("/ws") as ws:
+        p = Peer(ws)
+        f = p.cmd("load", scenario="token-ring", schedule=[])
+        p.cmd("speed", steps_per_second=1000)
+        p.cmd("play")
+        last = p.until_paused()[-1]
+        assert last["step"] == 5 and "ALLOCSCOPE_PLAY_BURST" in last["notice"]
+        assert f["step"] == 0
+
+
+# ---------------------------------------------------------------------- limits and origin
+def test_origin_other_site_is_closed_with_1008(client):
+    with pytest.raises(WebSocketDisconnect) as exc:
+        with client.websocket_connect("/ws", headers={"origin": "http://evil.example"}) as ws:
+            ws.receive_text()
+    assert exc.value.code == 1008
+
+
+def test_origin_same_site_and_allow_list_are_accepted(client):
+    with client.websocket_connect("/ws", headers={"origin": "http://testserver"}) as ws:
+        assert Peer(ws).cmd("load", scenario="token-ring")["type"] == "frame"
+    c2 = TestClient(create_app(Limits(allowed_origins=("https://course.example",))))
+    with c2.websocket_connect("/ws", headers={"origin": "https://course.example"}) as ws:
+        assert Peer(ws).cmd("load", scenario="token-ring")["type"] == "frame"
+    with pytest.raises(WebSocketDisconnect) as exc:
+        with c2.websocket_connect("/ws", headers={"origin": "null"}) as ws:
+            ws.receive_text()
+    assert exc.value.code == 1008
+
+
+def test_oversized_message_closes_with_1009():
+    client = TestClient(create_app(Limits(ws_max_size=1000)))
+    with client.websocket_connect("/ws") as ws:
+        ws.send_text(json.dumps({"op": "load", "scenario": "x" * 2000}))
+        with pytest.raises(WebSocketDisconnect) as exc:
+            ws.receive_text()
+        assert exc.value.code == 1009
+
+
+def test_command_rate_is_limited_per_connection():
+    client = TestClient(create_app(Limits(commands_per_second=0.001, command_burst=3)))
+    with client.websocket_connect("/ws") as ws:
+        p = Peer(ws)
+        answers = [p.cmd("load", scenario="token-ring") for _ in range(5)]
+        assert [a["type"] for a in answers] == ["frame"] * 3 + ["error"] * 2
+        assert "too many commands" in answers[-1]["message"]
+
+
+def test_token_bucket_refills():
+    b = TokenBucket(rate=2.0, burst=2, now=0.0)
+    assert [b.take(0.0) for _ in range(3)] == [True, True, False]
+    assert b.take(0.5) and not b.take(0.5)
+
+
+def test_sessions_over_the_limit_are_refused_with_1008():
+    client = TestClient(create_app(Limits(max_sessions=1)))
+    with client.websocket_connect("/ws") as first:
+        assert Peer(first).cmd("load", scenario="token-ring")["type"] == "frame"
+        with client.websocket_connect("/ws") as second:
+            f = json.loads(second.receive_text())
+            assert f["type"] == "error" and "ALLOCSCOPE_MAX_SESSIONS" in f["message"]
+            with pytest.raises(WebSocketDisconnect) as exc:
+                second.receive_text()
+            assert exc.value.code == 1008
+    with client.websocket_connect("/ws") as again:          # the slot was given back
+        assert Peer(again).cmd("load", scenario="token-ring")["type"] == "frame"
+
+
+def test_scenario_size_limits():
+    client = TestClient(create_app(Limits(max_processes=10, max_schedule=3, max_steps=50,
+                                          max_messages=3)))
+    obj = gallery()["token-ring"].model_dump(mode="json")
+    obj["params"] = {"n": 11, "requests": 1}
+    with client.websocket_connect("/ws") as ws:
+        p = Peer(ws)
+        f = p.cmd("load", scenario=obj)
+        assert f["type"] == "error" and "ALLOCSCOPE_MAX_PROCESSES" in f["message"]
+        f = p.cmd("load", scenario="token-ring", schedule=["e:p0:request"] * 4)
+        assert f["type"] == "error" and "ALLOCSCOPE_MAX_SCHEDULE" in f["message"]
+        p.cmd("load", scenario="token-ring", schedule=[])
+        p.cmd("fault", event="f:dup:m0")
+        p.cmd("fault", event="f:dup:m0")
+        f = p.cmd("fault", event="f:dup:m0")
+        assert f["type"] == "error" and "ALLOCSCOPE_MAX_MESSAGES" in f["message"]
+
+
+def test_limits_from_env():
+    lim = Limits.from_env({"ALLOCSCOPE_MAX_PROCESSES": "12", "ALLOCSCOPE_ALLOWED_ORIGINS":
+                           "https://a.example/, https://b.example",
+                           "ALLOCSCOPE_COMMANDS_PER_SECOND": "2.5"})
+    assert lim.max_processes == 12 and lim.commands_per_second == 2.5
+    assert lim.allowed_origins == ("https://a.example", "https://b.example")
+    with pytest.raises(ValueError, match="ALLOCSCOPE_MAX_SESSIONS"):
+        Limits.from_env({"ALLOCSCOPE_MAX_SESSIONS": "many"})
