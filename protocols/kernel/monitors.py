@@ -56,6 +56,9 @@ class Monitors:
         self._deadlocked = False
         self._bad: frozenset[str] = frozenset()
         self._seen: dict[int, int] = {}
+        # Opt-in (Protocol.livelock_bypass): a repeated state is a livelock when one requester
+        # has waited through the whole period, even if others entered meanwhile (kout_tree Fig. 3).
+        self._bypass = bool(getattr(sim.protocol, "livelock_bypass", False))
 
     # ---------------------------------------------------------------- protocol events
     def on_send(self, m: Message) -> None:
@@ -86,7 +89,8 @@ class Monitors:
             if len(users) > cap:
                 who = ", ".join(users)
                 self.violation(f"resource {r} is used by {who} at once (capacity {cap})")
-        self._seen.clear()
+        if not self._bypass:
+            self._seen.clear()
 
     def on_exit(self, pid: str) -> None:
         sim = self.sim
@@ -128,10 +132,19 @@ class Monitors:
             return
         fp = sim.fingerprint()
         t0 = self._seen.get(fp)
-        if t0 is not None and all(sim.since(e.id) > t0 for e in enabled if e.progress):
+        starved = t0 is not None and self._bypass and sorted(
+            p for p, w in sim.waiting.items() if w[0] <= t0)
+        if t0 is not None and (starved or not self._bypass) \
+                and all(sim.since(e.id) > t0 for e in enabled if e.progress):
             period = step - t0
-            text = (f"livelock: the global state of step {t0} repeats at step {step} while "
-                    f"{', '.join(sorted(sim.waiting))} wait and nobody entered a critical section")
+            if self._bypass:
+                text = (f"livelock: the global state of step {t0} repeats at step {step} while "
+                        f"{', '.join(starved)} wait{'s' if len(starved) == 1 else ''} "
+                        f"throughout and others keep being served")
+            else:
+                text = (f"livelock: the global state of step {t0} repeats at step {step} while "
+                        f"{', '.join(sorted(sim.waiting))} wait and nobody entered a critical "
+                        f"section")
             self.findings[(step, "livelock")] = Finding(step, "livelock", text, period=period)
         if len(self._seen) >= LIVELOCK_WINDOW:
             self._seen.clear()

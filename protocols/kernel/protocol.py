@@ -48,6 +48,10 @@ class Protocol:
     view_kind: str = "ring"          # ring | tree | quorum | game
     fault_kinds: tuple[str, ...] = ("drop", "duplicate", "crash")
     paper: str = ""                  # file name in shared/papers
+    # Livelock monitor: by default a repeated global state counts only if nobody entered a
+    # critical section in between; True also counts it when some requester waited through the
+    # whole period while others were served (starvation by a cycle, e.g. kout_tree's Fig. 3).
+    livelock_bypass: bool = False
 
     # ---- building -------------------------------------------------------------------------
     def setup(self, scenario: Any, variant: str) -> Setup:
