@@ -1,0 +1,187 @@
+"""Explorer benchmarks (issue 9): states/s, memory per stored state, the reductions' effect,
+and the papers' expectations, as a Markdown table for benchmarks/README.md.
+
+    python benchmarks/explorer.py            # everything that is in the gallery
+    python benchmarks/explorer.py --quick    # smaller bounds
+
+Single core, one process; times are CPU seconds of this process (time.process_time), best of
+``--repeat`` runs, because the 2-core machine is shared with other jobs and wall time is noisy.
+Memory per stored state is measured in a separate run under tracemalloc (peak traced bytes
+during the search / states), which includes the frontier's kept states and the edges kept for
+the livelock search.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from protocols.explorer import check  # noqa: E402
+from protocols.explorer.check import explore  # noqa: E402
+from protocols.explorer.driver import Driver  # noqa: E402
+from protocols.runner import build  # noqa: E402
+from protocols.scenario import ScenarioError, gallery, parse  # noqa: E402
+
+# (label, scenario id or inline scenario, variant, max_states)
+SPEED = [
+    ("token ring n=5, 2 requests each", "token-ring", "reliable", 200_000),
+    ("datta_ring naive, Fig. 1 (two clients)", "datta-fig1", "naive", 200_000),
+    ("datta_ring full, Fig. 1", "datta-fig1", "full", 200_000),
+    ("datta_ring full, Fig. 3", "datta-fig3", "full", 200_000),
+    ("kout_tree full, Fig. 3", "kout-fig3", "full", 200_000),
+    ("kout_tree full, Fig. 2", "kout-fig2", "full", 200_000),
+    ("coterie full, Fig. 1", "coterie-fig1", "full", 200_000),
+]
+
+# The issue's expectations: (label, scenario, variant, expected result)
+EXPECT = [
+    ("naive datta_ring, two clients, same two resources", "datta-fig1", "naive", "deadlock"),
+    ("prose datta_ring, Fig. 1", "datta-fig1", "prose", "deadlock"),
+    ("as-printed datta_ring, Fig. 1", "datta-fig1", "as-printed", "violation|deadlock|livelock"),
+    ("full datta_ring, Fig. 1", "datta-fig1", "full", "ok"),
+    ("full datta_ring, Fig. 3", "datta-fig3", "full", "ok"),
+    ("kout_tree no-pusher, Fig. 2", "kout-fig2", "no-pusher", "deadlock"),
+    ("kout_tree no-priority, Fig. 3", "kout-fig3", "no-priority", "livelock"),
+    ("coterie Fig. 1", "coterie-fig1", None, "ok"),
+]
+
+
+def scenario(ref: Any):
+    if isinstance(ref, dict):
+        return parse(ref)
+    return gallery().get(ref)
+
+
+def timed(sc, variant, max_states, repeat, **kw) -> tuple[dict, float]:
+    best = None
+    res: dict = {}
+    for _ in range(repeat):
+        t = time.process_time()
+        res = check(sc, variant=variant, max_states=max_states, **kw)
+        dt = time.process_time() - t
+        best = dt if best is None else min(best, dt)
+    return res, best or 0.0
+
+
+def memory_per_state(sc, variant, max_states) -> float:
+    tracemalloc.start()
+    res = check(sc, variant=variant, max_states=max_states)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / max(1, res["states"])
+
+
+def speed_table(repeat: int, quick: bool) -> list[str]:
+    rows = ["| instance | variant | result | states | transitions | s | states/s | "
+            "transitions/s | bytes/state |", "|---|---|---|---|---|---|---|---|---|"]
+    for label, ref, variant, cap in SPEED:
+        sc = scenario(ref)
+        if sc is None:
+            rows.append(f"| {label} | {variant} | (scenario `{ref}` not in the gallery yet) "
+                        "| | | | | | |")
+            continue
+        cap = min(cap, 50_000) if quick else cap
+        try:
+            res, dt = timed(sc, variant, cap, repeat)
+        except ScenarioError as exc:
+            rows.append(f"| {label} | {variant} | error: {exc} | | | | | | |")
+            continue
+        mem = memory_per_state(sc, variant, min(cap, 50_000))
+        rows.append(f"| {label} | {variant} | {res['result']} | {res['states']} | "
+                    f"{res['transitions']} | {dt:.2f} | {res['states'] / dt:,.0f} | "
+                    f"{res['transitions'] / dt:,.0f} | {mem:,.0f} |")
+    return rows
+
+
+def reductions_table(repeat: int) -> list[str]:
+    rows = ["| instance | reduction | states without | states with | s without | s with |",
+            "|---|---|---|---|---|---|"]
+    sym = {"id": "ring2-sym", "title": "2-ring", "protocol": "token_ring",
+           "params": {"n": 2, "requests": 3}, "symmetry": [["p0", "p1"]]}
+    sc = scenario(sym)
+    a, ta = timed(sc, None, 10**6, repeat, symmetry=False)
+    b, tb = timed(sc, None, 10**6, repeat, symmetry=True)
+    rows.append(f"| token ring n=2, 3 requests each | symmetry (p0 ↔ p1) | {a['states']} | "
+                f"{b['states']} | {ta:.3f} | {tb:.3f} |")
+    for ref in sorted(gallery()):
+        g = gallery()[ref]
+        if g.symmetry and g.protocol != "token_ring":
+            try:
+                a, ta = timed(g, None, 200_000, 1, symmetry=False)
+                b, tb = timed(g, None, 200_000, 1, symmetry=True)
+            except ScenarioError as exc:
+                rows.append(f"| {ref} | symmetry | error: {exc} | | | |")
+                continue
+            rows.append(f"| {ref} | symmetry {g.symmetry} | {a['states']} ({a['result']}) | "
+                        f"{b['states']} ({b['result']}) | {ta:.3f} | {tb:.3f} |")
+    # fast restore (driver) vs Simulator.restore, same search
+    sc = gallery()["token-ring"]
+    t_fast = t_slow = None
+    for fast in (True, False):
+        best = None
+        for _ in range(repeat):
+            sim = build(sc)
+            drv_init = Driver.__init__
+
+            def init(self, s, fast_=fast, _init=drv_init):
+                _init(self, s, fast=fast_)
+            Driver.__init__ = init
+            try:
+                t = time.process_time()
+                explore(sim, sc, 200_000)
+                dt = time.process_time() - t
+            finally:
+                Driver.__init__ = drv_init
+            best = dt if best is None else min(best, dt)
+        if fast:
+            t_fast = best
+        else:
+            t_slow = best
+    rows.append(f"| token ring n=5, 2 requests | fast restore (same states) | — | — | "
+                f"{t_slow:.2f} (restore) | {t_fast:.2f} (fast) |")
+    return rows
+
+
+def expect_table() -> list[str]:
+    rows = ["| expectation | scenario | variant | expected | result | states | s | schedule length |",
+            "|---|---|---|---|---|---|---|---|"]
+    for label, ref, variant, want in EXPECT:
+        sc = scenario(ref)
+        if sc is None:
+            rows.append(f"| {label} | `{ref}` not in the gallery yet | {variant} | {want} | | | | |")
+            continue
+        try:
+            res = check(sc, variant=variant, max_states=500_000)
+        except ScenarioError as exc:
+            rows.append(f"| {label} | {ref} | {variant} | {want} | error: {exc} | | | |")
+            continue
+        ok = res["result"] in want.split("|")
+        n = len(res["counterexample"]["schedule"]) if res["counterexample"] else "—"
+        rows.append(f"| {label} | {ref} | {res['variant']} | {want} | "
+                    f"{res['result']}{'' if ok else ' ✗'} | {res['states']} | {res['seconds']} | {n} |")
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", choices=["speed", "reductions", "expect"])
+    a = ap.parse_args()
+    parts = {"speed": lambda: speed_table(a.repeat, a.quick),
+             "reductions": lambda: reductions_table(a.repeat), "expect": expect_table}
+    for name, fn in parts.items():
+        if a.only and a.only != name:
+            continue
+        print(f"\n### {name}\n")
+        print("\n".join(fn()))
+
+
+if __name__ == "__main__":
+    main()
