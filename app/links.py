@@ -82,12 +82,14 @@ def _viewer_url(rec: LinkRecord, lid: str | None) -> str:
     if not isinstance(rec.scenario, str):
         return f"/sim/-?{urlencode({'link': lid})}" if lid else linkcodec.url(rec)
     q: dict[str, Any] = {"variant": rec.variant, "step": rec.step}
-    sched = ",".join(quote(e, safe="") for e in rec.schedule)
-    if len(sched) <= SHORT_SCHEDULE_CHARS:
-        q["schedule"] = ",".join(rec.schedule)
     if lid:
         q["link"] = lid
-    return f"/sim/{quote(rec.scenario, safe='')}?{urlencode(q)}"
+    query = urlencode(q)
+    # the contract's schedule: ids URL-encoded one by one, joined by literal commas
+    sched = ",".join(quote(e, safe="") for e in rec.schedule)
+    if sched and len(sched) <= SHORT_SCHEDULE_CHARS:
+        query += "&schedule=" + sched
+    return f"/sim/{quote(rec.scenario, safe='')}?{query}"
 
 
 def _described(opened: Opened, lid: str | None = None) -> dict[str, Any]:

@@ -1,0 +1,429 @@
+"""Share links, exports, the editor's validation and thumbnails (issue 8; durability of issue 10).
+
+In-process tests use the real app (``app.main.create_app``) on a private data folder; durability
+and multi-process tests start real uvicorn subprocesses on loopback (tests/links_fixtures.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from pathlib import Path
+from urllib.parse import unquote
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app import linkcodec, store, thumbs
+from app.linkstate import LinkRequest, canonical, make
+from app.main import create_app
+from protocols import registry
+from protocols.kernel import make_scheduler
+from protocols.runner import build
+from protocols.scenario import gallery
+
+from .links_fixtures import ROOT, server, start_server, stop
+
+GALLERY = sorted(gallery())
+
+
+def random_schedule(sid: str, variant: str, seed: int, n: int) -> list[str]:
+    """Up to ``n`` events chosen by the seeded random scheduler."""
+    sim = build(gallery()[sid], variant)
+    sched = make_scheduler("random", seed)
+    out: list[str] = []
+    for _ in range(n):
+        eid = sched.choose(sim)
+        if eid is None:
+            break
+        sim.step(eid)
+        out.append(eid)
+    return out
+
+
+def hash_at(scenario, variant: str, schedule: list[str], k: int) -> str:
+    """The state_hash after the first k events, by a fresh replay (independent of goto)."""
+    sc = gallery()[scenario] if isinstance(scenario, str) else scenario
+    sim = build(sc, variant)
+    sim.replay(schedule[:k])
+    return sim.state_hash()
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory):
+    d = tmp_path_factory.mktemp("links-data")
+    old = os.environ.get(store.DATA_ENV)
+    os.environ[store.DATA_ENV] = str(d)
+    store.reset_stores()
+    yield d
+    store.reset_stores()
+    if old is None:
+        os.environ.pop(store.DATA_ENV, None)
+    else:
+        os.environ[store.DATA_ENV] = old
+
+
+@pytest.fixture(scope="module")
+def client(data_dir: Path) -> TestClient:
+    return TestClient(create_app())
+
+
+LOSSY = ["e:p3:request", "m0", "m1", "m2", "m3", "e:p3:release"]
+
+
+# ------------------------------------------------------------------ the short-link store
+def test_same_content_same_id_and_wal(client: TestClient, data_dir: Path) -> None:
+    body = {"scenario": "token-ring-lossy", "schedule": LOSSY, "step": 3}
+    a = client.post("/api/links", json=body)
+    b = client.post("/api/links", json=body)
+    c = client.post("/api/links", json={**body, "step": 4})
+    assert a.status_code == b.status_code == c.status_code == 201
+    assert a.json()["id"] == b.json()["id"] != c.json()["id"]
+    assert store.ID_RE.match(a.json()["id"])
+    assert a.json()["state_hash"] == hash_at("token-ring-lossy", "lossy", LOSSY, 3)
+    db = data_dir / store.DB_NAME
+    assert db.exists()
+    with sqlite3.connect(db) as con:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert con.execute("SELECT COUNT(*) FROM links").fetchone()[0] >= 2
+
+
+def test_short_link_redirects_to_the_viewer_at_that_state(client: TestClient) -> None:
+    made = client.post("/api/links", json={"scenario": "token-ring-lossy", "schedule": LOSSY,
+                                           "step": 2}).json()
+    r = client.get(made["url"], follow_redirects=False)
+    assert r.status_code == 303
+    loc = r.headers["location"]
+    assert loc.startswith("/sim/token-ring-lossy?") and f"link={made['id']}" in loc
+    assert "step=2" in loc
+    page = client.get(loc)
+    assert page.status_code == 200
+    data = json.loads(page.text.split('id="page-data">')[1].split("</script>")[0])
+    assert data["link"] == made["id"]
+
+
+@pytest.mark.parametrize("lid,status", [
+    ("aaaaaaaaaaaaaaaa", 404),             # well-formed, never made
+    ("AAAAAAAAAAAAAAAA", 400),             # upper case: not an id
+    ("short", 400),
+    ("a" * 300, 400),
+    ("%3Cscript%3E", 400),
+])
+def test_bad_short_links_get_a_clear_page(client: TestClient, lid: str, status: int) -> None:
+    page = client.get(f"/s/{lid}", headers={"accept": "text/html"})
+    assert page.status_code == status
+    assert "text/html" in page.headers["content-type"]
+    assert ("no link" in page.text) if status == 404 else ("link id" in page.text)
+    assert "<script>" not in page.text
+    api = client.get(f"/api/links/{lid}")
+    assert api.status_code == status and api.json()["detail"]
+
+
+def test_altered_stored_link_says_so(client: TestClient) -> None:
+    """A row whose recorded hash no longer matches: 400 (same version) or 409 (version changed)."""
+    req = LinkRequest(scenario="token-ring-lossy", schedule=LOSSY, step=4)
+    rec = make(req)
+    st_ = store.get_store()
+    bad_hash = rec.model_copy(update={"state_hash": "0" * 64})
+    lid = st_.put(canonical(bad_hash.model_dump()))
+    r = client.get(f"/s/{lid}")
+    assert r.status_code == 400 and "state_hash" in r.text and "altered" in r.text
+    old = rec.model_copy(update={"state_hash": "1" * 64, "version": "0"})
+    lid2 = st_.put(canonical(old.model_dump()))
+    r2 = client.get(f"/api/links/{lid2}")
+    assert r2.status_code == 409
+    assert "protocol token_ring changed since this link was made (version 0 → 1)" in r2.json()["detail"]
+    same = rec.model_copy(update={"version": "0"})   # old version, identical replay: a notice
+    r3 = client.get(f"/api/links/{st_.put(canonical(same.model_dump()))}")
+    assert r3.status_code == 200 and "version 0" in r3.json()["notice"]
+    not_enabled = rec.model_copy(update={"schedule": ["m7", *LOSSY], "version": "0"})
+    r4 = client.get(f"/api/links/{st_.put(canonical(not_enabled.model_dump()))}")
+    assert r4.status_code == 409 and "no longer replays" in r4.json()["detail"]
+
+
+def test_bad_link_requests_name_the_field(client: TestClient) -> None:
+    cases = [
+        ({"scenario": "no-such", "schedule": []}, 404, "no gallery scenario"),
+        ({"scenario": "token-ring", "schedule": ["m9"]}, 400, "link.schedule"),
+        ({"scenario": "token-ring", "schedule": [], "step": 3}, 400, "link.step"),
+        ({"scenario": "token-ring", "variant": "nope"}, 400, "variant"),
+        ({"scenario": {"id": "x", "title": "t", "protocol": "token_ring",
+                       "params": {"n": 1}}}, 400, "scenario.params.n"),
+        ({"scenario": "token-ring", "bogus": 1}, 400, "link.bogus"),
+        ({"scenario": "token-ring", "schedule": [], "state_hash": "f" * 64}, 400, "link.state_hash"),
+        ("not an object", 400, "JSON object"),
+    ]
+    for body, status, text in cases:
+        r = client.post("/api/links", json=body)
+        assert r.status_code == status, (body, r.text)
+        assert text in r.json()["detail"], (body, r.text)
+    r = client.post("/api/links", content=b"{not json", headers={"content-type": "application/json"})
+    assert r.status_code == 400 and "not valid JSON" in r.json()["detail"]
+
+
+def test_over_the_size_limit_is_413(client: TestClient) -> None:
+    from app import linkstate
+    big = {"id": "big", "title": "big", "protocol": "token_ring",
+           "params": {"n": 3, "pad": "x" * (linkstate.MAX_LINK_BYTES + 10)}}
+    r = client.post("/api/links", json={"scenario": big})
+    assert r.status_code == 413 and "limit" in r.json()["detail"]
+    huge = client.post("/api/links", content=b'{"scenario": "' + b"x" * (3 * linkstate.MAX_LINK_BYTES)
+                       + b'"}', headers={"content-type": "application/json"})
+    assert huge.status_code == 413 and "too large" in huge.json()["detail"]
+    long_sched = {"scenario": "token-ring", "schedule": ["m0"] * (linkstate.MAX_SCHEDULE + 1)}
+    r3 = client.post("/api/links", json=long_sched)
+    assert r3.status_code == 413 and "ALLOCSCOPE_LINK_MAX_SCHEDULE" in r3.json()["detail"]
+
+
+# ------------------------------------------------------------------ self-contained links
+def test_fragment_truncated_or_tampered_is_400_never_500(client: TestClient) -> None:
+    made = client.post("/api/links", json={"scenario": "token-ring-lossy", "schedule": LOSSY,
+                                           "step": 5}).json()
+    payload = made["fragment_url"].split("#s=")[1]
+    assert made["fragment_url"].startswith("/sim/token-ring-lossy#s=")
+    ok = client.post("/api/links/decode", json={"fragment": payload})
+    assert ok.status_code == 200 and ok.json()["state_hash"] == made["state_hash"]
+    statuses = set()
+    for cut in range(0, len(payload), max(1, len(payload) // 25)):
+        r = client.post("/api/links/decode", json={"fragment": payload[:cut]})
+        assert r.status_code == 400, (cut, r.text)
+        statuses.add(r.json()["detail"].split(":")[0])
+        assert r.json()["detail"].startswith("link fragment")
+    for i in range(0, len(payload), max(1, len(payload) // 20)):
+        flipped = payload[:i] + ("A" if payload[i] != "A" else "B") + payload[i + 1:]
+        r = client.post("/api/links/decode", json={"fragment": flipped})
+        assert r.status_code in (400, 404, 409), (i, r.text)
+        assert r.json()["detail"]
+    for junk in ["!!!", "s=%%", "é", "=" * 10]:
+        r = client.post("/api/links/decode", json={"fragment": junk})
+        assert r.status_code == 400 and "base64" in r.json()["detail"]
+    # a well-formed fragment whose schedule was edited: the replay no longer reaches the hash
+    rec = linkcodec.decode(payload).model_copy(update={"step": 4})
+    r = client.post("/api/links/decode", json={"fragment": linkcodec.encode(rec)})
+    assert r.status_code == 400 and "state_hash" in r.json()["detail"]
+    # a zip bomb is refused before it is inflated
+    bomb = base64.urlsafe_b64encode(zlib.compress(b" " * (20 << 20), 9)).decode().rstrip("=")
+    r = client.post("/api/links/decode", json={"fragment": bomb})
+    assert r.status_code == 413
+
+
+def test_full_object_scenarios_link_both_ways(client: TestClient) -> None:
+    sc = gallery()["token-ring"].model_dump(mode="json")
+    sc.update({"id": "my-ring", "title": "My <b>ring</b>", "params": {"n": 3, "requests": 1}})
+    sched = random_schedule("token-ring", "reliable", 3, 0) or []
+    made = client.post("/api/links", json={"scenario": sc, "schedule": sched}).json()
+    assert made["fragment_url"].startswith("/sim/-#s=")
+    opened = client.get(f"/api/links/{made['id']}").json()
+    assert opened["scenario"]["params"] == {"n": 3, "requests": 1}
+    r = client.get(made["url"], follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == f"/sim/-?link={made['id']}"
+    page = client.get(r.headers["location"])
+    assert page.status_code == 200 and "My &lt;b&gt;ring&lt;/b&gt;" in page.text
+
+
+# ------------------------------------------------------------------ the property
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_link_roundtrip_property(client: TestClient, data: st.DataObject) -> None:
+    """Random gallery scenario + random schedule prefix -> link (both forms) -> load via the API,
+    the websocket and a restarted app -> the same state_hash as a fresh replay."""
+    sid = data.draw(st.sampled_from(GALLERY), label="scenario")
+    variants = registry.get(gallery()[sid].protocol).variants
+    variant = data.draw(st.sampled_from(variants), label="variant")
+    sched = random_schedule(sid, variant, data.draw(st.integers(0, 10_000), label="seed"),
+                            data.draw(st.integers(0, 30), label="n"))
+    k = data.draw(st.integers(0, len(sched)), label="step")
+    want = hash_at(sid, variant, sched, k)
+
+    made = client.post("/api/links", json={"scenario": sid, "variant": variant,
+                                           "schedule": sched, "step": k})
+    assert made.status_code == 201, made.text
+    lid, frag = made.json()["id"], made.json()["fragment_url"].split("#s=")[1]
+    assert made.json()["state_hash"] == want
+    assert client.get(f"/api/links/{lid}").json()["state_hash"] == want
+    decoded = client.post("/api/links/decode", json={"fragment": frag}).json()
+    assert decoded["state_hash"] == want and decoded["step"] == k
+
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"op": "load", "link": lid, "id": 1})
+        f1 = ws.receive_json()
+        ws.send_json({"op": "load", "scenario": decoded["scenario"], "variant": decoded["variant"],
+                      "schedule": decoded["schedule"], "step": decoded["step"], "id": 2})
+        f2 = ws.receive_json()
+    assert f1["type"] == "frame" and f1["step"] == k and f1["state_hash"] == want
+    assert f2["type"] == "frame" and f2["step"] == k and f2["state_hash"] == want
+
+    store.reset_stores()                 # a restart: a new app on the same data folder
+    again = TestClient(create_app())
+    assert again.get(f"/api/links/{lid}").json()["state_hash"] == want
+
+
+# ------------------------------------------------------------------ durability, several processes
+def test_kill_9_during_a_burst_loses_no_answered_link(tmp_path: Path) -> None:
+    proc, base = start_server(tmp_path)
+    answered: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    stop_flag = threading.Event()
+
+    def writer(seed: int) -> None:
+        with httpx.Client(base_url=base, timeout=5) as c:
+            for i in range(200):
+                if stop_flag.is_set():
+                    return
+                sched = random_schedule("token-ring", "reliable", seed * 1000 + i, 12)
+                try:
+                    r = c.post("/api/links", json={"scenario": "token-ring", "schedule": sched})
+                except httpx.HTTPError:
+                    return            # the server died under us: this POST was not answered
+                if r.status_code == 201:
+                    with lock:
+                        answered.append((r.json()["id"], r.json()["state_hash"]))
+
+    threads = [threading.Thread(target=writer, args=(s,)) for s in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 20
+        while len(answered) < 40 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)        # mid-burst, no shutdown of any kind
+        proc.wait(5)
+    finally:
+        stop_flag.set()
+        for t in threads:
+            t.join(10)
+        stop(proc)
+    assert len(answered) >= 40
+    with server(tmp_path) as base2:
+        with httpx.Client(base_url=base2, timeout=5) as c:
+            for lid, h in answered:
+                r = c.get(f"/api/links/{lid}")
+                assert r.status_code == 200, (lid, r.text)
+                assert r.json()["state_hash"] == h
+
+
+def test_two_server_processes_share_one_database(tmp_path: Path) -> None:
+    with server(tmp_path) as a, server(tmp_path) as b:
+        made = httpx.post(f"{a}/api/links", json={"scenario": "token-ring-lossy",
+                                                  "schedule": LOSSY, "step": 6}).json()
+        r = httpx.get(f"{b}/api/links/{made['id']}")
+        assert r.status_code == 200 and r.json()["state_hash"] == made["state_hash"]
+        assert httpx.get(f"{b}/s/{made['id']}").status_code == 303
+        back = httpx.post(f"{b}/api/links", json={"scenario": "token-ring", "schedule": []}).json()
+        assert httpx.get(f"{a}/api/links/{back['id']}").status_code == 200
+
+
+def test_corrupt_database_stops_start_up_with_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / store.DB_NAME).write_bytes(b"this is not a database " * 100)
+    with pytest.raises(RuntimeError) as exc:
+        start_server(tmp_path)
+    assert "not a usable SQLite database" in str(exc.value)
+    assert "Traceback" not in str(exc.value).split("StoreError")[-1]
+
+
+def test_locked_database_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / store.DB_NAME
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA journal_mode=DELETE")
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(store.StoreError, match="locked by another process"):
+            store.LinkStore(path, timeout=0.2)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert store.LinkStore(path).count() == 0    # usable once released
+
+
+# ------------------------------------------------------------------ exports
+def _cli_run(path: Path) -> dict:
+    out = subprocess.run([sys.executable, "-m", "app.cli", "run", str(path), "--scheduler",
+                          "scripted", "--json"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def test_exports_round_trip_through_the_cli(client: TestClient, tmp_path: Path) -> None:
+    checked = 0
+    for seed, n in [(1, 9), (2, 20), (5, 14)]:
+        sched = random_schedule("token-ring", "reliable", seed, n)
+        k = max(1, len(sched) - 2)
+        r = client.get("/api/export", params={"scenario": "token-ring", "variant": "reliable",
+                                              "schedule": ",".join(sched), "step": k})
+        assert r.status_code == 200, r.text
+        assert "attachment" in r.headers["content-disposition"]
+        assert "x-allocscope-warning" not in r.headers, r.headers.get("x-allocscope-warning")
+        f = tmp_path / f"trace-{seed}.json"
+        f.write_text(r.text)
+        res = _cli_run(f)
+        assert res["steps"] == k and res["state_hash"] == hash_at("token-ring", "reliable", sched, k)
+        checked += 1
+    lid = client.post("/api/links", json={"scenario": "token-ring-lossy", "schedule": LOSSY,
+                                          "step": 4}).json()["id"]
+    r = client.get("/api/export", params={"link": lid})
+    (tmp_path / "lossy.json").write_text(r.text)
+    res = _cli_run(tmp_path / "lossy.json")
+    assert res["steps"] == 4 and res["state_hash"] == hash_at("token-ring-lossy", "lossy", LOSSY, 4)
+    assert checked == 3
+
+
+def test_export_says_when_the_cli_cannot_stop_there(client: TestClient) -> None:
+    """Past the deadlock the runner stops early: the export warns instead of lying."""
+    sim = build(gallery()["token-ring-lossy"], "lossy")
+    sim.replay(LOSSY)
+    sched = list(LOSSY)
+    while sim.monitors.first("deadlock") is None:
+        sched.append(sim.enabled_ids()[0])
+        sim.step(sched[-1])
+    j = sim.step_no
+    sched.append(sim.enabled_ids()[0])            # one event past the finding
+    r = client.post("/api/export", json={"scenario": "token-ring-lossy", "schedule": sched})
+    assert r.status_code == 200
+    warning = unquote(r.headers["x-allocscope-warning"])
+    assert f"`allocscope run` stops this file at step {j}, before step {j + 1}" in warning
+
+
+# ------------------------------------------------------------------ editor validation, thumbnails
+def test_validate_names_the_field(client: TestClient) -> None:
+    ok = client.post("/api/scenarios/validate",
+                     content=json.dumps(gallery()["token-ring"].model_dump(mode="json")))
+    assert ok.json()["ok"] is True and ok.json()["summary"]["processes"] == 5
+    bad = {"id": "x", "title": "t", "protocol": "token_ring", "params": {"n": 1}}
+    r = client.post("/api/scenarios/validate", content=json.dumps(bad)).json()
+    assert r == {"ok": False, "errors": [{"field": "scenario.params.n",
+                                          "message": "must be a whole number from 2 to 10000"}]}
+    r = client.post("/api/scenarios/validate", content=json.dumps(
+        {"id": "x", "title": "t", "protocol": "token_ring", "channels": "lifo"})).json()
+    assert r["errors"][0]["field"] == "scenario.channels"
+    r = client.post("/api/scenarios/validate", content=json.dumps(
+        {"id": "x", "title": "t", "protocol": "token_ring", "schedule": ["m5"]})).json()
+    assert r["errors"][0]["field"] == "scenario.schedule" and "m5" in r["errors"][0]["message"]
+    r = client.post("/api/scenarios/validate", content="{\"id\": ").json()
+    assert r["ok"] is False and "not valid JSON" in r["errors"][0]["message"]
+    r = client.post("/api/scenarios/validate", content="[1, 2]").json()
+    assert r["errors"][0]["message"].startswith("must be a JSON object")
+
+
+def test_thumbnails(client: TestClient) -> None:
+    for sid in GALLERY:
+        r = client.get(f"/api/thumb/{sid}.svg")
+        assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
+        sim = build(gallery()[sid])
+        view = sim.protocol.view(sim)
+        assert r.text.count("<circle") + r.text.count("<rect") == len(view["nodes"])
+    assert client.get("/api/thumb/nope.svg").status_code == 404
+    svg = thumbs.render({"nodes": [{"id": "a", "x": 1, "y": 2}], "edges": []}, "<script>x</script>")
+    assert "<script>" not in svg and "&lt;script&gt;" in svg
