@@ -106,6 +106,8 @@ def _viewer_context(request: Request, scenario_id: str) -> dict[str, Any]:
         sc = _link_scenario(link)
     if sc is None:
         sc = _gallery().get(scenario_id)
+        if sc is None and scenario_id == "-":
+            sc = _shared_placeholder()
         if sc is None:
             raise PageError(404, f"There is no scenario {scenario_id[:80]!r} in the gallery.")
     proto = protocol_of(sc)
@@ -121,6 +123,17 @@ def _viewer_context(request: Request, scenario_id: str) -> dict[str, Any]:
     return {"scenario": sc.model_dump(mode="json"), "scenarios": [], "variant": variant,
             "schedule": schedule, "step": step, "embed": q.get("embed") == "1",
             "present": q.get("present") == "1", "protocol": proto, "link": link or None}
+
+
+def _shared_placeholder() -> Scenario | None:
+    """``/sim/-#s=...`` (app/linkcodec.py): a self-contained link to a scenario given as a full
+    object. The fragment never reaches the server; static/js/share.js reads it and loads the
+    scenario over the socket. Until then the page stands on the first gallery scenario, untitled."""
+    first = next(iter(_gallery().values()), None)
+    if first is None:
+        return None
+    return first.model_copy(update={"id": "-", "title": "Shared scenario", "teaches": "",
+                                    "paper": None})
 
 
 def _link_scenario(link: str) -> Scenario | None:

@@ -85,6 +85,23 @@ function buildTools(ctx) {
   bar.append(box, out);
 }
 
+/** /sim/-#s=... stands on a placeholder page: show the shared scenario's title and variants. */
+function showSharedScenario(rec) {
+  if ($("scn-title")) $("scn-title").textContent = rec.scenario.title;
+  document.title = `${rec.scenario.title} — allocscope`;
+  fetch("/api/scenarios").then((r) => r.json()).then((list) => {
+    const same = list.find((s) => s.protocol === rec.protocol);
+    const sel = $("variant");
+    if (!same || !sel) return;
+    sel.replaceChildren();
+    for (const v of same.variants) {
+      const o = document.createElement("option");
+      o.value = v; o.textContent = v; o.selected = v === rec.variant;
+      sel.appendChild(o);
+    }
+  }).catch(() => {});
+}
+
 /** Set up the tools; resolve the fragment if any. Resolves to whether to load `page`. */
 export async function startShare(ctx) {
   buildTools(ctx);
@@ -108,7 +125,7 @@ export async function startShare(ctx) {
   Object.assign(ctx.page, { scenario: rec.scenario, variant: rec.variant, schedule: rec.schedule,
                             step: rec.step, link: null });
   ctx.ref = rec.scenario;
-  if (typeof rec.scenario === "object" && $("scn-title")) $("scn-title").textContent = rec.scenario.title;
+  if (typeof rec.scenario === "object") showSharedScenario(rec);
   if (rec.notice) banner(rec.notice);
   const onDrawn = () => {
     if (ctx.model.step !== rec.step) return;
