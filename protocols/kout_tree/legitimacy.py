@@ -1,0 +1,164 @@
+"""Token counts, legitimacy, safety predicates and the convergence report.
+
+Legitimate (for the variants with a controller) means: the run has passed a *clean start* of
+a controller traversal and no fault was injected since.  A clean start is the configuration
+right after the root sends a new controller on channel 0 with empty counts when the network
+holds exactly ℓ ResT, one PushT and one PrioT, no reset is under way, no process or other
+controller message carries the root's new counter value and no stale controller carries a
+reset flag.  From there the paper's Lemmas 3–14 say the counts stay right and nothing resets;
+the property tests check that on seeded arbitrary configurations.  Safety violations before
+legitimacy are *transient* (reported, not returned); after it they are real.  Variants without
+a controller promise nothing from an arbitrary start, so for them every violation is real.
+
+The history (legitimacy per step, counter values, transient violations) is kept on the
+simulator object, keyed by step, so time travel simply overwrites it on replay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import Config
+from .state import CTRL, IN, PRIOT, PUSHT, REST
+
+_ATTR = "_kout_tree_track"
+
+
+@dataclass
+class Track:
+    legit: dict[int, bool] = field(default_factory=dict)
+    myc: dict[int, int] = field(default_factory=dict)
+    transient: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    bad: dict[int, frozenset] = field(default_factory=dict)
+
+
+def counts(sim: Any) -> tuple[int, int, int]:
+    """(ResT, PushT, PrioT) in the network: reserved or held ones plus those in channels."""
+    res = sum(len(s.RSet) for s in sim.procs)
+    prio = sum(1 for s in sim.procs if s.Prio is not None)
+    push = 0
+    for m in sim.inflight.values():
+        if m.kind == REST:
+            res += 1
+        elif m.kind == PUSHT:
+            push += 1
+        elif m.kind == PRIOT:
+            prio += 1
+    return res, push, prio
+
+
+def expected(cfg: Config) -> tuple[int, int, int]:
+    return cfg.ell, int(cfg.feat.pusher), int(cfg.feat.prio)
+
+
+def clean_start(sim: Any) -> bool:
+    cfg: Config = sim.config
+    root = sim.proc(cfg.root)
+    if root.Reset or root.Succ != 0 or (root.SToken, root.SPush, root.SPrio) != (0, 0, 0):
+        return False
+    if counts(sim) != expected(cfg):
+        return False
+    first = cfg.tree.nbr[cfg.root][0]
+    current = 0
+    for m in sim.inflight.values():
+        if m.kind != CTRL:
+            continue
+        b = m.body
+        if b.C == root.myC:
+            if (m.src, m.dst) != (cfg.root, first) or b.R or b.PT or b.PPr:
+                return False
+            current += 1
+        elif b.R:
+            return False
+    if current != 1:
+        return False
+    return all(s.myC != root.myC for p, s in zip(sim.pids, sim.procs, strict=True) if p != cfg.root)
+
+
+def safety(sim: Any) -> list[str]:
+    """The k-out-of-ℓ safety predicates (Section 2) and the closure of legitimacy."""
+    cfg: Config = sim.config
+    out = []
+    used = sum(len(s.RSet) for s in sim.procs if s.State == IN)
+    if used > cfg.ell:
+        out.append(f"{used} resource units are in use, more than ℓ = {cfg.ell}")
+    for p, s in zip(sim.pids, sim.procs, strict=True):
+        if len(s.RSet) > cfg.k:
+            out.append(f"{p} holds {len(s.RSet)} units, more than k = {cfg.k}")
+    c, e = counts(sim), expected(cfg)
+    if c != e:
+        out.append(f"the network holds {c[0]} ResT, {c[1]} PushT, {c[2]} PrioT instead of "
+                   f"{e[0]}, {e[1]}, {e[2]} (a unit lost or held twice)")
+    if sim.proc(cfg.root).Reset:
+        out.append("the root resets the network")
+    return out
+
+
+def track(sim: Any) -> Track:
+    t = getattr(sim, _ATTR, None)
+    if t is None:
+        t = Track()
+        cfg: Config = sim.config
+        t.legit[0] = not cfg.feat.controller or cfg.clean
+        t.myc[0] = cfg.myc0
+        setattr(sim, _ATTR, t)
+    return t
+
+
+def observe(sim: Any) -> list[str]:
+    """Called after every step: update the history, return the violations that count."""
+    cfg: Config = sim.config
+    t = track(sim)
+    step = sim.step_no
+    bad = safety(sim)
+    if not cfg.feat.controller:
+        t.legit[step] = True
+        return bad
+    t.myc[step] = sim.proc(cfg.root).myC
+    fault = step >= 1 and step <= len(sim.trace) and sim.trace[step - 1].startswith("f:")
+    legit = (t.legit.get(step - 1, False) and not fault) or clean_start(sim)
+    t.legit[step] = legit
+    if legit:
+        t.transient.pop(step, None)
+        return bad
+    prev = t.bad.get(step - 1, frozenset())
+    now = frozenset(bad)
+    t.bad[step] = now
+    new = tuple(sorted(now - prev))
+    if new:
+        t.transient[step] = new
+    else:
+        t.transient.pop(step, None)
+    return []
+
+
+def report(sim: Any) -> dict[str, Any]:
+    cfg: Config = sim.config
+    t = track(sim)
+    now = sim.step_no
+    legit = [t.legit.get(s, False) for s in range(now + 1)]
+    since = None
+    for s in range(now, -1, -1):
+        if not legit[s]:
+            break
+        since = s
+    rounds_at = 0
+    wraps = 0
+    for s in range(1, now + 1):
+        if s in t.myc and s - 1 in t.myc and t.myc[s] != t.myc[s - 1]:
+            wraps += 1
+        if since is not None and s == since:
+            rounds_at = wraps
+    n = cfg.tree.n
+    waits = [w for (_p, _t, _r, w) in sim.monitors.served]
+    return {
+        "converged_at": None if since is None else {"step": since, "rounds": rounds_at},
+        "legitimate": legit[now],
+        "controller_rounds": wraps,
+        "transient": [{"step": s, "text": x} for s in sorted(t.transient) if s <= now
+                      for x in t.transient[s]],
+        "tokens": dict(zip(("ResT", "PushT", "PrioT"), counts(sim), strict=True)),
+        "waiting_time": {"max": max(waits) if waits else None,
+                         "bound": cfg.ell * (2 * n - 3) ** 2},
+    }

@@ -1,0 +1,194 @@
+"""KoutTree: the kernel's view of the protocol (setup, actions, message dispatch, monitors).
+
+The behaviour lives in algorithm1.py (root), algorithm2.py (other processes) and interface.py
+(the application and the end of each loop pass); this class only wires them to the kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+import networkx as nx
+
+from ..kernel import ENV, TIMEOUT, Action, Ctx, Guard, Message, Protocol, Setup
+from ..scenario import ScenarioError
+from . import algorithm1, algorithm2, interface, legitimacy, views
+from .chaos import arbitrary
+from .config import VARIANTS, Config, parse
+from .state import CTRL, IN, OUT, PRIOT, PUSHT, REQ, REST, Ctrl, Proc, ctrl_label
+
+
+class KoutTree(Protocol):
+    id = "kout_tree"
+    title = "Self-stabilizing k-out-of-ℓ exclusion on trees (Datta, Devismes, Horn, Larmore)"
+    version = "1"
+    variants = tuple(VARIANTS)
+    default_variant = "full"
+    channels = "fifo"
+    view_kind = "tree"
+    fault_kinds = ("drop", "duplicate", "corrupt")
+    paper = "003_b9cbd16512390307.txt"
+    # Fig. 3's livelock lets r and b enter over and over while a starves: a repeated state
+    # while one requester is bypassed the whole period is what the paper calls a livelock.
+    livelock_bypass = True
+
+    # ---- building -------------------------------------------------------------------------
+    def setup(self, scenario: Any, variant: str) -> Setup:
+        cfg = parse(scenario, variant)
+        t = cfg.tree
+        chaos = scenario.params.get("chaos")
+        if chaos is not None:
+            if not isinstance(chaos, dict) or not isinstance(chaos.get("seed"), int) \
+                    or isinstance(chaos.get("seed"), bool) or chaos["seed"] < 0:
+                raise ScenarioError("scenario.params.chaos: must be an object {\"seed\": n ≥ 0}")
+            states, msgs = arbitrary(cfg, chaos["seed"])
+            cfg = replace(cfg, clean=False, myc0=states[0].myC)
+        else:
+            states = tuple(Proc(myC=1) if p == t.root and cfg.feat.controller else Proc()
+                           for p in t.pids)
+            msgs = self._initial_tokens(cfg, scenario.params.get("tokens"))
+        return Setup(t.pids, states, cfg, tuple(msgs))
+
+    @staticmethod
+    def _initial_tokens(cfg: Config, given: Any) -> list[tuple[str, str, str, object]]:
+        """A clean start: the scenario's tokens (``params.tokens``: [src, dst, kind] in FIFO
+        order), those of the variant's types only; the missing ones, and the controller last,
+        on the root's channel 0 as if a controller traversal had just begun."""
+        t = cfg.tree
+        first = (t.root, t.nbr[t.root][0])
+        out: list[tuple[str, str, str, object]] = []
+        if given is not None:
+            if not isinstance(given, list):
+                raise ScenarioError("scenario.params.tokens: must be a list of [src, dst, kind]")
+            for i, item in enumerate(given):
+                f = f"scenario.params.tokens[{i}]"
+                if not (isinstance(item, list) and len(item) == 3
+                        and all(isinstance(x, str) for x in item)):
+                    raise ScenarioError(f"{f}: must be [src, dst, kind]")
+                src, dst, kind = item
+                if (src, dst) not in t.label:
+                    raise ScenarioError(f"{f}: {src!r} and {dst!r} are not neighbours")
+                if kind not in (REST, PUSHT, PRIOT):
+                    raise ScenarioError(f"{f}: kind must be ResT, PushT or PrioT")
+                if kind == PUSHT and not cfg.feat.pusher or kind == PRIOT and not cfg.feat.prio:
+                    continue                     # this variant has no such token
+                out.append((src, dst, kind, None))
+        n_res = sum(1 for m in out if m[2] == REST)
+        if given is not None and n_res not in (0, cfg.ell):
+            raise ScenarioError(f"scenario.params.tokens: {n_res} ResT listed, ℓ = {cfg.ell}")
+        for kind, want in ((REST, cfg.ell), (PUSHT, int(cfg.feat.pusher)),
+                           (PRIOT, int(cfg.feat.prio))):
+            have = sum(1 for m in out if m[2] == kind)
+            if have > want:
+                raise ScenarioError(f"scenario.params.tokens: {have} {kind}, at most {want}")
+            out.extend((*first, kind, None) for _ in range(want - have))
+        if cfg.feat.controller:
+            out.append((*first, CTRL, Ctrl(1, False, 0, 0)))
+        return out
+
+    # ---- behaviour ------------------------------------------------------------------------
+    def actions(self, config: Config, pid: str, s: Proc) -> list[Action]:
+        out = []
+        needs = config.needs[pid]
+        if s.State == OUT and needs and (config.repeat[pid] or s.job < len(needs)):
+            out.append(Action(ENV, "request", f"{pid} requests {needs[s.job % len(needs)]}",
+                              progress=False))
+        if s.State == REQ and len(s.RSet) >= s.Need:
+            out.append(Action(ENV, "EnterCS", f"{pid} enters its critical section",
+                              algorithm=interface.alg(config, pid)))
+        if s.State == IN:
+            out.append(Action(ENV, "ReleaseCS", f"{pid} leaves its critical section",
+                              algorithm=interface.alg(config, pid)))
+        if pid == config.root and config.feat.controller:
+            out.append(Action(TIMEOUT, "TimeOut", "the root's timer expires", algorithm="1",
+                              lines=(96, 99)))
+        return out
+
+    def do_request(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        interface.do_request(ctx, ctx.config, pid)
+
+    def do_EnterCS(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        interface.do_enter(ctx, ctx.config, pid)
+
+    def do_ReleaseCS(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        interface.do_release(ctx, ctx.config, pid)
+
+    def do_TimeOut(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        algorithm1.do_timeout(ctx, ctx.config, pid)
+
+    def deliver(self, ctx: Ctx, msg: Message) -> None:
+        cfg: Config = ctx.config
+        pid = msg.dst
+        q = cfg.tree.label[(pid, msg.src)]
+        mod = algorithm1 if pid == cfg.root else algorithm2
+        if msg.kind == REST:
+            mod.on_rest(ctx, cfg, pid, q)
+        elif msg.kind == PUSHT:
+            mod.on_pusht(ctx, cfg, pid, q)
+        elif msg.kind == PRIOT:
+            mod.on_priot(ctx, cfg, pid, q)
+        elif msg.kind == CTRL:
+            mod.on_ctrl(ctx, cfg, pid, q, msg.body)
+        else:
+            raise NotImplementedError(f"kout_tree: no handler for message {msg.kind}")
+        interface.tail(ctx, cfg, pid)
+
+    # ---- monitors -------------------------------------------------------------------------
+    def violations(self, sim: Any) -> list[str]:
+        return legitimacy.observe(sim)
+
+    def report(self, sim: Any) -> dict[str, Any]:
+        return legitimacy.report(sim)
+
+    def wait_for(self, sim: Any) -> nx.DiGraph:
+        return views.wait_for(sim)
+
+    def served_all(self, sim: Any) -> bool:
+        """Every finite workload is done and its process is Out; every repeating workload has
+        been served ``target`` times (counted by the kernel's metrics, which time travel keeps)."""
+        cfg: Config = sim.config
+        served: dict[str, int] = {}
+        for p, *_ in sim.monitors.served:
+            served[p] = served.get(p, 0) + 1
+        for p, s in zip(sim.pids, sim.procs, strict=True):
+            if cfg.repeat[p]:
+                if served.get(p, 0) < cfg.target[p]:
+                    return False
+            elif s.job < len(cfg.needs[p]) or s.State != OUT:
+                return False
+        return True
+
+    def quiescent_ok(self, sim: Any) -> bool:
+        """Tokens circulate forever, so a run may stop once everyone is served, but with a
+        controller only once the configuration is legitimate (so chaos runs show convergence)."""
+        return not sim.config.feat.controller or legitimacy.track(sim).legit.get(sim.step_no, False)
+
+    # ---- inspection -----------------------------------------------------------------------
+    def guards(self, config: Config, pid: str, state: Proc) -> list[Guard]:
+        return views.guards(config, pid, state)
+
+    def corruptions(self, config: Config, pid: str, s: Proc) -> Iterable[tuple[str, Any]]:
+        d = config.tree.degree(pid)
+        out: list[tuple[str, Any]] = [("State", x) for x in (REQ, IN, OUT) if x != s.State]
+        out.append(("Need", (s.Need + 1) % (config.k + 1)))
+        out.append(("RSet", () if s.RSet else (0,)))
+        if config.feat.prio:
+            out.append(("Prio", 0 if s.Prio is None else None))
+        if config.feat.controller:
+            out.append(("myC", (s.myC + 1) % (config.top + 1)))
+            out.append(("Succ", (s.Succ + 1) % d))
+            if pid == config.root:
+                out.append(("SToken", (s.SToken + 1) % (config.ell + 2)))
+                out.append(("Reset", not s.Reset))
+        return out
+
+    def message_label(self, msg: Message) -> str:
+        return ctrl_label(msg.body) if msg.kind == CTRL else msg.kind
+
+    def view(self, sim: Any) -> dict[str, Any]:
+        return views.view(sim)
+
+
+__all__ = ["KoutTree"]
