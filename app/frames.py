@@ -16,13 +16,31 @@ from protocols.kernel import DELIVER, Simulator
 from protocols.kernel.canon import canon
 
 from .session import Session
+from .statehash import StateHasher
 
 HISTORY = 2000
 
 
+class RawJSON:
+    """A value already encoded as JSON text (a full frame's history), spliced in by encode."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def value(self) -> Any:
+        return json.loads(self.text)
+
+
 def encode(frame: dict[str, Any]) -> str:
     """Compact JSON; values a protocol's view may hold (sets, dataclasses) go through canon."""
-    return json.dumps(frame, separators=(",", ":"), ensure_ascii=False, default=_plain)
+    raw = [(k, v) for k, v in frame.items() if isinstance(v, RawJSON)]
+    if not raw:
+        return json.dumps(frame, separators=(",", ":"), ensure_ascii=False, default=_plain)
+    text = json.dumps({k: v for k, v in frame.items() if not isinstance(v, RawJSON)},
+                      separators=(",", ":"), ensure_ascii=False, default=_plain)
+    return text[:-1] + "".join(f",{json.dumps(k)}:{v.text}" for k, v in raw) + "}"
 
 
 def _plain(value: Any) -> Any:
@@ -71,6 +89,7 @@ class FrameBuilder:
         self._hash_key: tuple | None = None
         self._hash_sim: Simulator | None = None
         self._hash = ""
+        self._hasher = StateHasher()
 
     def _forget(self) -> None:
         self.last_step: int | None = None
@@ -87,7 +106,7 @@ class FrameBuilder:
              notice: str = "") -> dict[str, Any]:
         sim = session.sim
         self._forget()
-        f = self._common(session, reply_to, notice)
+        f = self._common(session, reply_to, notice, full=True)
         if load:
             f["event"] = None
             f["scenario"] = session.scenario.model_dump(mode="json")
@@ -97,7 +116,7 @@ class FrameBuilder:
         self._remember(sim, view)
         f["view"] = view
         k = sim.step_no
-        f["history"] = session.records[max(0, k - HISTORY):k]
+        f["history"] = RawJSON(session.history_json(max(0, k - HISTORY), k))
         f["findings"] = sim.monitors.timeline()
         return f
 
@@ -122,12 +141,13 @@ class FrameBuilder:
         return f
 
     # ------------------------------------------------------------------ parts
-    def _common(self, session: Session, reply_to: Any, notice: str) -> dict[str, Any]:
+    def _common(self, session: Session, reply_to: Any, notice: str,
+                full: bool = False) -> dict[str, Any]:
         sim = session.sim
         k = sim.step_no
         f: dict[str, Any] = {
             "type": "frame", "reply_to": reply_to, "step": k, "total": len(sim.trace),
-            "state_hash": self._state_hash(sim), "event": sim.trace[k - 1] if k else None,
+            "state_hash": self._state_hash(sim, full), "event": sim.trace[k - 1] if k else None,
             "playing": session.playing,
             "scheduler": {"kind": session.sched_kind, "seed": session.sched_seed},
             "enabled": [e.as_dict() for e in sim.enabled()],
@@ -140,7 +160,7 @@ class FrameBuilder:
         self.last_step = k
         return f
 
-    def _state_hash(self, sim: Simulator) -> str:
+    def _state_hash(self, sim: Simulator, full: bool) -> str:
         """sha256 of the state; cached while the frame's step and timeline are the same (the
         answers to play, pause, speed and scheduler do not move)."""
         k = sim.step_no
@@ -149,7 +169,7 @@ class FrameBuilder:
             return self._hash
         self._hash_sim = sim
         self._hash_key = key
-        self._hash = sim.state_hash()
+        self._hash = self._hasher.checked(sim) if full else self._hasher(sim)
         return self._hash
 
     def _messages(self, sim: Simulator) -> tuple[list[dict], dict[str, Any]]:

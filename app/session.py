@@ -8,6 +8,7 @@ workers rely on. Errors are ``SessionError`` with a message meant for the user.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,19 @@ from protocols.kernel.schedulers import Scheduler
 from protocols.scenario import Scenario, ScenarioError, gallery, parse
 
 from .limits import Limits
+
+# Snapshots every 64 steps instead of the kernel's 256: `back` and `goto` replay at most 63
+# steps (a few ms at n = 100) for a snapshot's memory (one tuple of process states) per 64 steps.
+SNAPSHOT_EVERY = 64
+
+
+def build(sc: Scenario, variant: str | None) -> Simulator:
+    try:
+        sim = runner.build(sc, variant)
+    except ScenarioError as exc:
+        raise SessionError(str(exc)) from None
+    sim.snapshot_every = SNAPSHOT_EVERY
+    return sim
 
 
 class SessionError(ValueError):
@@ -44,6 +58,7 @@ class Session:
         self.sched_kind = "manual"
         self.sched_seed = 0
         self.records: list[dict[str, Any]] = []   # records[k-1] describes step k
+        self._json: list[str] = []                # records[k-1] as JSON, made on first use
         self.playing = False
         self.speed = 4.0
         self.play_steps = 0                     # steps taken by the current play
@@ -54,10 +69,7 @@ class Session:
         """Build the scenario, replay ``schedule`` (default: the scenario's), go to ``step``
         (default: the end of the schedule). On any error the previous state is kept."""
         sc = self._scenario(scenario)
-        try:
-            sim = runner.build(sc, variant)
-        except ScenarioError as exc:
-            raise SessionError(str(exc)) from None
+        sim = build(sc, variant)
         lim = self.limits
         if len(sim.pids) > lim.max_processes:
             raise SessionError(f"scenario has {len(sim.pids)} processes; this server allows "
@@ -72,8 +84,9 @@ class Session:
         if step is not None and step > len(sched_ids):
             raise SessionError(f"step must be between 0 and {len(sched_ids)} (the schedule's "
                                f"length), not {step}")
-        old = (self.scenario, self.sim, self.schedule, self.records)
-        self.scenario, self.sim, self.schedule, self.records = sc, sim, sched_ids, []
+        old = (self.scenario, self.sim, self.schedule, self.records, self._json)
+        self.scenario, self.sim, self.schedule, self.records, self._json = \
+            sc, sim, sched_ids, [], []
         try:
             for i, eid in enumerate(sched_ids):
                 try:
@@ -84,7 +97,7 @@ class Session:
             if step is not None:
                 sim.goto(step)
         except SessionError:
-            self.scenario, self.sim, self.schedule, self.records = old
+            self.scenario, self.sim, self.schedule, self.records, self._json = old
             raise
         self.playing = False
         self._make_scheduler(sc.scheduler.kind, sc.scheduler.seed)
@@ -109,8 +122,9 @@ class Session:
         """Back to step 0 with an empty timeline; the scheduler starts afresh (same kind, same
         seed, same scripted schedule)."""
         self._need()
-        self.sim = runner.build(self.scenario, self.sim.variant)
+        self.sim = build(self.scenario, self.sim.variant)
         self.records = []
+        self._json = []
         self.playing = False
         self._make_scheduler(self.sched_kind, self.sched_seed)
 
@@ -187,6 +201,7 @@ class Session:
             raise SessionError(str(exc)) from None
         rec["narration"] = [n.as_dict() for n in out]
         del self.records[k:]
+        del self._json[k:]
         self.records.append(rec)
 
     # ------------------------------------------------------------------ time travel
@@ -244,6 +259,14 @@ class Session:
         return PlayResult("ok")
 
     # ------------------------------------------------------------------ reading
+    def history_json(self, lo: int, hi: int) -> str:
+        """records[lo:hi] as a JSON array. Records never change once made, so each is encoded
+        once: a full frame after `back` costs a join, not 2000 encodings."""
+        cache = self._json
+        for i in range(len(cache), hi):
+            cache.append(json.dumps(self.records[i], separators=(",", ":"), ensure_ascii=False))
+        return "[" + ",".join(cache[lo:hi]) + "]"
+
     def fired(self) -> list:
         """The findings of the current step (what makes a monitor light flash)."""
         sim = self.sim

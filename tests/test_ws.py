@@ -585,3 +585,29 @@ def test_limits_from_env():
     assert lim.allowed_origins == ("https://a.example", "https://b.example")
     with pytest.raises(ValueError, match="ALLOCSCOPE_MAX_SESSIONS"):
         Limits.from_env({"ALLOCSCOPE_MAX_SESSIONS": "many"})
+
+
+# ---------------------------------------------------------------------- the hot-path hash
+@pytest.mark.parametrize("sid", GALLERY)
+def test_cached_state_hash_equals_the_kernels(sid):
+    from app.statehash import StateHasher
+    sim = runner.build(gallery()[sid])
+    h = StateHasher()
+    rng = random.Random(sid)
+    for _ in range(120):
+        assert h(sim) == sim.state_hash()
+        evs = sim.enabled()
+        if not evs:
+            break
+        sim.step(evs[rng.randrange(len(evs))].id)
+    sim.goto(sim.step_no // 2)                # restored snapshots hold other objects
+    assert h.checked(sim) == sim.state_hash() and h.trusted
+
+
+def test_cached_state_hash_retires_itself_when_the_kernel_disagrees(monkeypatch):
+    from app.statehash import StateHasher
+    sim = runner.build(gallery()["token-ring"])
+    h = StateHasher()
+    monkeypatch.setattr(type(sim), "state_hash", lambda self: "0" * 64)
+    assert h.checked(sim) == "0" * 64 and not h.trusted
+    assert h(sim) == "0" * 64
