@@ -45,6 +45,7 @@ class Monitors:
         self.sim = sim
         self.sent: dict[str, int] = {}
         self.sent_at: dict[int, int] = {}       # message seq -> step at which it was sent
+        self.last_event: Event | None = None    # the event being checked (protocols may read it)
         self.delivered = 0
         self.cs_entries = 0
         self.requests = 0
@@ -109,6 +110,7 @@ class Monitors:
     def after_step(self, ev: Event) -> None:
         sim = self.sim
         step = sim.step_no
+        self.last_event = ev        # e.g. kout_tree: a fault ends legitimacy, a protocol step not
         if self._checks:
             bad = frozenset(sim.protocol.violations(sim))
             for text in sorted(bad - self._bad):
