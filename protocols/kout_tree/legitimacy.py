@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..kernel import FAULT
 from .config import Config
 from .state import CTRL, IN, PRIOT, PUSHT, REST
 
@@ -116,7 +117,8 @@ def observe(sim: Any) -> list[str]:
         t.legit[step] = True
         return bad
     t.myc[step] = sim.proc(cfg.root).myC
-    fault = step >= 1 and step <= len(sim.trace) and sim.trace[step - 1].startswith("f:")
+    ev = getattr(sim.monitors, "last_event", None)
+    fault = ev is not None and ev.kind == FAULT
     legit = (t.legit.get(step - 1, False) and not fault) or clean_start(sim)
     t.legit[step] = legit
     if legit:

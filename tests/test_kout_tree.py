@@ -1,0 +1,198 @@
+"""kout_tree: the paper's figures per variant, and hypothesis properties of the full protocol.
+
+Properties (bounded example counts, a few seconds each):
+- from a clean start: after every step at most ℓ units in use, at most k per process, exactly
+  ℓ ResT / one PushT / one PrioT in the network; every request served under the random scheduler,
+  with the longest wait below Theorem 2's ℓ·(2n−3)²;
+- from seeded arbitrary configurations: ``full`` becomes legitimate within
+  2(n−1)(C_MAX+1) + 4 controller rounds (the counter domain plus count, reset and refill
+  rounds), and afterwards never resets and never breaks safety.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocols.kernel import make_scheduler
+from protocols.kout_tree.legitimacy import counts, expected, report, safety, track
+from protocols.kout_tree.state import IN, REQ
+from protocols.runner import build, drive, run
+from protocols.scenario import ScenarioError, parse, resolve
+
+VARIANTS = ("no-pusher", "no-priority", "no-controller", "as-printed", "full")
+
+
+def scenario(**kw):
+    base = {"id": "t", "title": "t", "protocol": "kout_tree", "params": {"ell": 3, "k": 2},
+            "topology": {"root": "r", "children": {"r": ["a", "b"], "a": ["c"]}},
+            "workload": {}, "scheduler": {"kind": "random", "seed": 1}, "steps": 20000}
+    base.update(kw)
+    return parse(base)
+
+
+# ---------------------------------------------------------------- figures
+def test_fig1_virtual_ring_is_the_dfs_tour():
+    sim = build(resolve("kout-fig1"), "full")
+    assert sim.protocol.view(sim)["extra"]["virtual_ring"] == \
+        ["r", "a", "c", "a", "d", "a", "r", "b", "e", "b"]
+
+
+def test_fig1_token_follows_the_ring():
+    """With ResT only, the token's hops spell the tour (Fig. 1)."""
+    sim = build(resolve("kout-fig1"), "no-pusher")
+    hops = []
+    for _ in range(10):
+        (m,) = sim.inflight.values()
+        hops.append(m.src)
+        sim.step(m.id)
+    assert hops == ["r", "a", "c", "a", "d", "a", "r", "b", "e", "b"]
+
+
+def test_fig2_no_pusher_deadlock_holds_all_units():
+    res = run(resolve("kout-fig2"), "no-pusher")
+    assert res["outcome"] == "deadlock" and res["cs_entries"] == 0
+    sim = build(resolve("kout-fig2"), "no-pusher")
+    drive(sim, make_scheduler("scripted", 1, resolve("kout-fig2").schedule_for("no-pusher"),
+                              "oldest"), 100)
+    held = {p: len(sim.proc(p).RSet) for p in "abcd"}
+    assert held == {"a": 2, "b": 1, "c": 1, "d": 1}
+    assert all(sim.proc(p).State == REQ for p in "abcd") and not sim.inflight
+
+
+@pytest.mark.parametrize("variant", ["no-priority", "no-controller", "as-printed", "full"])
+def test_fig2_workload_is_served_once_a_pusher_exists(variant):
+    res = run(resolve("kout-fig2"), variant)
+    assert res["outcome"] == "all-served" and res["cs_entries"] == 4
+
+
+def test_fig3_no_priority_livelock_has_the_period_of_i_to_viii():
+    res = run(resolve("kout-fig3"), "no-priority")
+    assert res["livelock"]["period"] == 14 and res["livelock"]["step"] == 17
+    assert "a waits throughout" in res["livelock"]["text"]
+    assert res["cs_entries"] == 2          # r and b were served; a never was
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_fig3_full_serves_a_under_any_random_schedule(seed):
+    sc = resolve("kout-fig3")
+    res = run(sc, "full", scheduler="random", seed=seed, steps=20000)
+    assert res["outcome"] == "all-served"
+    assert any(r["proc"] == "a" for r in res["metrics"]["per_request"])
+
+
+def test_priority_token_leaves_in_the_step_that_completes_the_request():
+    """Event granularity: the loop's PrioT release (Alg. 2 l. 73–76) is part of the delivery
+    that makes |RSet| ≥ Need, so a process cannot cycle Req→In→Out→Req holding it."""
+    sc = scenario(params={"ell": 1, "k": 1, "tokens": [["r", "a", "PrioT"], ["r", "a", "ResT"]]},
+                  workload={"a": {"needs": [1], "repeat": True}})
+    sim = build(sc, "no-controller")
+    sim.step("e:a:request")
+    sim.step("m0")                       # a takes the PrioT (unsatisfied request)
+    assert sim.proc("a").Prio == 0
+    sim.step("m1")                       # the ResT completes the request ...
+    assert sim.proc("a").Prio is None    # ... and the PrioT is gone in the same step
+    assert any(m.kind == "PrioT" and m.src == "a" for m in sim.inflight.values())
+
+
+def test_as_printed_pusher_guard_keeps_tokens_without_priority():
+    """Alg. 2 line 17 as printed releases only when Prio ≠ ⊥; the prose says Prio = ⊥."""
+    tokens = [["r", "a", "ResT"], ["r", "a", "PushT"], ["r", "b", "ResT"]]
+    sc = scenario(params={"ell": 2, "k": 2, "tokens": tokens}, workload={"a": [2]})
+    kept = {}
+    for v in ("full", "as-printed"):
+        sim = build(sc, v)
+        sim.step("e:a:request")
+        sim.step("m0")
+        sim.step("m1")
+        kept[v] = len(sim.proc("a").RSet)
+    assert kept == {"full": 0, "as-printed": 1}
+
+
+def test_bad_params_name_the_field():
+    with pytest.raises(ScenarioError, match="scenario.params.k"):
+        build(scenario(params={"ell": 2, "k": 3}), "full")
+    with pytest.raises(ScenarioError, match=r"scenario.params.tokens\[0\]"):
+        build(scenario(params={"ell": 1, "k": 1, "tokens": [["r", "c", "ResT"]]}), "full")
+    with pytest.raises(ScenarioError, match="scenario.workload.zz"):
+        build(scenario(workload={"zz": [1]}), "full")
+
+
+def test_replay_is_deterministic_and_time_travel_restores_the_report():
+    sc = resolve("kout-chaos")
+    a, b = build(sc, "full"), build(sc, "full")
+    drive(a, make_scheduler("random", 3), 400)
+    b.replay(a.trace)
+    assert a.state_hash() == b.state_hash()
+    keys = ("converged_at", "legitimate", "controller_rounds", "transient", "tokens")
+    before = {k: report(a)[k] for k in keys}
+    a.goto(100)
+    a.goto(400)
+    assert a.state_hash() == b.state_hash()
+    assert {k: report(a)[k] for k in keys} == before
+
+
+# ---------------------------------------------------------------- properties
+trees = st.integers(2, 8).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, 10**6)))
+
+
+@settings(max_examples=20, deadline=None)
+@given(tree=trees, ell=st.integers(1, 4), kf=st.floats(0, 1), seed=st.integers(0, 10**6))
+def test_clean_start_is_safe_and_serves_everyone(tree, ell, kf, seed):
+    n, tseed = tree
+    k = 1 + int(kf * (ell - 1))
+    sc = scenario(params={"ell": ell, "k": k}, topology={"random": {"n": n, "seed": tseed}},
+                  workload={"random": {"requests": 2, "seed": seed}},
+                  scheduler={"kind": "random", "seed": seed})
+    sim = build(sc, "full")
+    sched = make_scheduler("random", seed)
+    while sim.step_no < 20000 and not sim.protocol.served_all(sim):
+        sim.step(sched.choose(sim))
+        cfg = sim.config
+        assert sum(len(s.RSet) for s in sim.procs if s.State == IN) <= cfg.ell
+        assert all(len(s.RSet) <= cfg.k for s in sim.procs)
+        assert counts(sim) == expected(cfg)
+    assert sim.protocol.served_all(sim)
+    assert sim.monitors.metrics()["waiting_time"]["max"] <= ell * (2 * n - 3) ** 2
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(2, 8), seed=st.integers(0, 10**6), c_max=st.integers(0, 2))
+def test_full_converges_from_arbitrary_configurations_and_stays(n, seed, c_max):
+    sc = scenario(params={"ell": 3, "k": 2, "c_max": c_max, "chaos": {"seed": seed}},
+                  topology={"random": {"n": n, "seed": seed}},
+                  workload={"random": {"requests": 2, "seed": seed}})
+    sim = build(sc, "full")
+    sched = make_scheduler("random", seed)
+    t = track(sim)
+    while sim.step_no < 30000 and not t.legit.get(sim.step_no):
+        sim.step(sched.choose(sim))
+    rep = report(sim)
+    assert rep["converged_at"] is not None, "no convergence in 30000 steps"
+    bound = 2 * (n - 1) * (c_max + 1) + 4
+    assert rep["converged_at"]["rounds"] <= bound
+    legit_round = rep["controller_rounds"]
+    for _ in range(1500):                    # closure: stays legitimate, no reset, safe
+        sim.step(sched.choose(sim))
+        assert t.legit[sim.step_no]
+        assert safety(sim) == []
+    assert report(sim)["controller_rounds"] > legit_round   # the controller kept going
+    assert sim.monitors.violations() == []
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_a_dropped_token_is_recreated(seed):
+    sc = scenario(params={"ell": 2, "k": 1}, workload={"random": {"requests": 3, "seed": seed}})
+    sim = build(sc, "full")
+    sched = make_scheduler("random", seed)
+    for _ in range(50):
+        sim.step(sched.choose(sim))
+    res = next(m for m in sim.inflight.values() if m.kind in ("ResT", "PushT", "PrioT"))
+    sim.step(f"f:drop:{res.id}")
+    assert not track(sim).legit[sim.step_no]
+    while sim.step_no < 20000 and not track(sim).legit[sim.step_no]:
+        sim.step(sched.choose(sim))
+    assert track(sim).legit[sim.step_no] and counts(sim) == expected(sim.config)
