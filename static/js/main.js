@@ -142,7 +142,13 @@ function onFrame(msg) {
   if (msg.type === "error") { if (msg.reply_to == null) toast(msg.message); return; }
   if (msg.type !== "frame") return;
   if (msg.protocol && msg.protocol.view_kind) hooks = hooksFor(msg.protocol.view_kind);
+  const before = model.step, wasPlaying = model.playing;
   const kind = applyFrame(model, msg);
+  // Replaying a recorded stretch does not fire a monitor anew on the server, so stop here when
+  // play crosses a marker of the timeline: a finding is always shown, never played through.
+  const crossed = wasPlaying && model.playing
+    && model.findings.find((f) => f.step > before && f.step <= model.step);
+  if (crossed) send({ op: "pause" }).then(() => { if (model.step !== crossed.step) act.goto(crossed.step); });
   updNarration(model, kind);
   if (ui.selected && (!model.playing || performance.now() - inspectAt > 500)) inspect();
   render();

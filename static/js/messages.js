@@ -71,7 +71,7 @@ export function layoutMessages(messages, nodes, size) {
     const gap = Math.min(0.14, (size * 2.6) / len);
     list.forEach((m, i) => {
       const t = Math.max(0.12, 0.62 - i * gap);
-      out.push({ m, x: ax + dx * t + nx * size * 0.9, y: ay + dy * t + ny * size * 0.9, i });
+      out.push({ m, x: ax + dx * t + nx * size * 0.9, y: ay + dy * t + ny * size * 0.9, i, nx, ny });
     });
   }
   return out;
@@ -83,13 +83,16 @@ export function layoutMessages(messages, nodes, size) {
 export function drawMessages(layer, model, hooks, opts) {
   const nodes = model.view.nodes;
   const size = opts.msgSize;
-  const placed = layoutMessages(Array.from(model.view.messages.values()), nodes, size);
+  // Deliverable messages last, so that they are drawn on top of the ones queued behind them.
+  const placed = layoutMessages(Array.from(model.view.messages.values()), nodes, size)
+    .sort((a, b) => (a.m.deliverable === b.m.deliverable ? 0 : a.m.deliverable ? 1 : -1));
   const showLabels = placed.length <= 40 && opts.labels;
   keyed(layer, placed, (p) => p.m.id,
     (p) => {
       const g = el("g", { class: "msg", "data-id": p.m.id });
+      el("circle", { class: "msg-hit" }, g);   // a larger target than the shape, for clicks
       el("path", { class: "msg-shape" }, g);
-      el("text", { class: "msg-label", y: -size - 3, "text-anchor": "middle" }, g);
+      el("text", { class: "msg-label", dy: "0.35em" }, g);
       g.addEventListener("click", (ev) => { ev.stopPropagation(); hooks.click(g.__m); });
       return g;
     },
@@ -100,10 +103,17 @@ export function drawMessages(layer, model, hooks, opts) {
       attr(g, "transform", `translate(${p.x.toFixed(1)},${p.y.toFixed(1)})`);
       attr(g, "class", "msg" + (m.deliverable ? " deliverable" : " queued"));
       attr(g, "data-type", m.type);
-      const path = g.firstChild;
+      attr(g.firstChild, "r", (size * 1.3).toFixed(1));
+      const path = g.children[1];
       attr(path, "d", shapePath(st.shape, size));
       attr(path, "fill", st.colour);
-      text(g.lastChild, showLabels ? (m.label || m.type) : "");
+      // The label sits beside the shape, away from the link, so a queue's labels never overlap.
+      const lab = g.lastChild;
+      attr(lab, "x", (p.nx * size * 1.5).toFixed(1));
+      attr(lab, "y", (p.ny * size * 1.5).toFixed(1));
+      attr(lab, "text-anchor", p.nx > 0.3 ? "start" : p.nx < -0.3 ? "end" : "middle");
+      if (Math.abs(p.nx) <= 0.3) attr(lab, "y", (p.ny * size * 2.2).toFixed(1));
+      text(lab, showLabels ? (m.label || m.type) : "");
       tip(g, `${m.label || m.type} ${m.src}→${m.dst} (${m.id}, sent at step ${m.sent_step ?? "?"})` +
         (m.deliverable ? " — click to deliver" : " — queued behind an older message on this channel"));
     },

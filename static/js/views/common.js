@@ -20,7 +20,7 @@ export function nodeClasses(n) {
   if (n.waiting) c.push("waiting");
   if (n.crashed) c.push("crashed");
   if (n.token || n.holder || n.has_token) c.push("token");
-  if (n.root) c.push("root");
+  if (n.root || n.kind === "root") c.push("root");
   return c.join(" ");
 }
 
@@ -144,14 +144,14 @@ export function drawQueues(stage, model, ctx, hooks) {
       const k = ctx.k || 1;
       const w = 30 * k, h = 17 * k;
       const x0 = a.right ? (q.name.length * 7 + 6) * k : 4 * k;
-      items.slice(0, 8).forEach((item, k) => {
-        const cg = el("g", { class: "chip-g", transform: `translate(${x0 + k * (w + 3)},${-h / 2})` }, g);
-        el("rect", { class: "qchip" + (k === 0 ? " head" : ""), width: w, height: h, rx: 4 }, cg);
+      items.slice(0, 8).forEach((item, i) => {
+        const cg = el("g", { class: "chip-g", transform: `translate(${x0 + i * (w + 3 * k)},${-h / 2})` }, g);
+        el("rect", { class: "qchip" + (i === 0 ? " head" : ""), width: w, height: h, rx: 4 }, cg);
         text(el("text", { class: "qitem", x: w / 2, y: 12.5 * k, "text-anchor": "middle" }, cg),
           typeof item === "object" ? (item.label ?? item.id ?? JSON.stringify(item)) : item);
       });
-      if (items.length > 8) text(el("text", { class: "qmore", x: x0 + 8 * (w + 3), y: 4 }, g), `+${items.length - 8}`);
-      if (!items.length) text(el("text", { class: "qitem empty", x: x0, y: 4 }, g), "∅");
+      if (items.length > 8) text(el("text", { class: "qmore", x: x0 + 8 * (w + 3 * k), y: 4 * k }, g), `+${items.length - 8}`);
+      if (!items.length) text(el("text", { class: "qitem empty", x: x0, y: 4 * k }, g), "∅");
       tip(g, `${q.name} at ${q.node}: ${items.length ? items.map((i) => typeof i === "object" ? JSON.stringify(i) : i).join(", ") : "empty"} (head first)`);
     },
     (it) => JSON.stringify(it.q) + it.n.x + "," + it.n.y + ctx.r);
@@ -207,19 +207,29 @@ export function drawCycles(stage, model, ctx) {
  * Zoom to the nodes' bounding box (plus room for labels, details and queue chips) and tell the
  * CSS how many user units make one screen pixel (--k), so that text stays readable at any zoom.
  */
-function fitViewBox(stage, model, ctx) {
+function fitViewBox(stage, model, ctx, hooks) {
   const ns = Array.from(model.view.nodes.values());
   if (!ns.length) return;
   const xs = ns.map((n) => n.x), ys = ns.map((n) => n.y);
-  const padX = ctx.r + (model.view.queues.size ? 150 : 60), padY = ctx.r + 50;
-  const x0 = Math.min(...xs) - padX, x1 = Math.max(...xs) + padX;
-  const y0 = Math.min(...ys) - padY, y1 = Math.max(...ys) + padY + 30;
-  const w = x1 - x0, h = y1 - y0;
-  attr(stage.svg, "viewBox", `${x0.toFixed(0)} ${y0.toFixed(0)} ${w.toFixed(0)} ${h.toFixed(0)}`);
   const W = stage.svg.clientWidth || 900, H = stage.svg.clientHeight || 450;
-  const scale = Math.min(W / w, H / h) || 1;
-  stage.k = 1 / scale;
-  stage.svg.style.setProperty("--k", stage.k.toFixed(3));
+  const lines = hooks.details ? Math.max(0, ...ns.map((n) => hooks.details(n, model).length)) : 0;
+  let k = 1;
+  let box = null;
+  for (let i = 0; i < 2; i++) {   // padding is in screen pixels, so it depends on the zoom
+    const padX = ctx.r + (model.view.queues.size ? 130 : 50) * k;
+    const padTop = ctx.r + 30 * k, padBottom = ctx.r + (22 + 15 * (lines + 1)) * k;
+    const x0 = Math.min(...xs) - padX, x1 = Math.max(...xs) + padX;
+    const y0 = Math.min(...ys) - padTop, y1 = Math.max(...ys) + padBottom;
+    box = [x0, y0, x1 - x0, y1 - y0];
+    k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
+  }
+  attr(stage.svg, "viewBox", box.map((v) => v.toFixed(0)).join(" "));
+  stage.k = k;
+  stage.svg.style.setProperty("--k", k.toFixed(3));
+  for (const m of stage.svg.querySelectorAll("marker")) {
+    attr(m, "markerWidth", (12 * k).toFixed(1));
+    attr(m, "markerHeight", (12 * k).toFixed(1));
+  }
 }
 
 /**
@@ -234,7 +244,7 @@ export function renderView(stage, model, hooks, handlers, state) {
   state.lastN = n;
   const all = d.all || geometryChanged || state.forceAll;
   state.forceAll = false;
-  if (all) fitViewBox(stage, model, ctx);
+  if (all) fitViewBox(stage, model, ctx, hooks);
   // Small views get bigger nodes: at least ~20 screen pixels of radius on a projector.
   if (n <= 16 && stage.k) ctx.r = Math.max(ctx.r, 20 * stage.k);
   ctx.msgSize = Math.max(ctx.msgSize, n <= 16 && stage.k ? 8 * stage.k : 0);

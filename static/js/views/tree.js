@@ -1,53 +1,72 @@
 // Tree layout (kout_tree): root at the top, both directions of every channel with their FIFO
-// queues of tokens (drawn by the shared message layer, one side per direction), the virtual
-// ring as a dashed tour, per-process State/Need/RSet/Prio and the controller's counters.
+// queues of tokens (the shared message layer draws each direction on its own side of the
+// edge), the virtual ring as a dashed tour hugging the tree, per-process State/Need/RSet/Prio,
+// and the token counts and the root controller's counters in a corner box.
 
 import { el, keyed, text } from "../svg.js";
-
-const KEYS = [["State", "State"], ["state", "State"], ["Need", "Need"], ["need", "Need"],
-  ["RSet", "RSet"], ["rset", "RSet"], ["Prio", "Prio"], ["prio", "Prio"]];
 
 function fmt(v) {
   if (Array.isArray(v)) return `{${v.join(",")}}`;
   if (v && typeof v === "object") return JSON.stringify(v);
-  return String(v);
+  return v === null || v === undefined ? "⊥" : String(v);
 }
 
 function details(n) {
   const out = [];
-  const seen = new Set();
-  for (const [k, name] of KEYS) {
-    if (n[k] === undefined || n[k] === null || seen.has(name)) continue;
-    seen.add(name);
-    out.push(`${name}=${fmt(n[k])}`);
+  if (n.State !== undefined) out.push(`State=${fmt(n.State)} Need=${fmt(n.Need)}`);
+  if (n.RSet !== undefined) {
+    const prio = n.Prio === null || n.Prio === undefined ? "⊥" : (n.Prio_from ?? n.Prio);
+    out.push(`RSet=${fmt(n.RSet_from ?? n.RSet)} Prio=${prio}`);
   }
-  // Two per line keeps the tree compact.
-  const lines = [];
-  for (let i = 0; i < out.length; i += 2) lines.push(out.slice(i, i + 2).join(" "));
-  return lines;
+  if (n.myC !== undefined) out.push(`myC=${fmt(n.myC)} Succ→${fmt(n.Succ_to ?? n.Succ)}`);
+  return out;
 }
 
-/** The virtual ring: a dashed closed tour through the nodes listed in extra.tour / virtual_ring. */
-function drawBack(layer, model) {
+/**
+ * The virtual ring (extra.virtual_ring: the Euler tour of the tree) drawn as a dashed loop
+ * that runs down one side of each edge and up the other, as the tokens travel.
+ */
+function drawBack(layer, model, ctx) {
   const x = model.view.extra || {};
-  const tour = (x.tour || x.virtual_ring || x.ring || []).map(String);
+  const tour = (x.virtual_ring || x.tour || []).map(String);
   const pts = tour.map((id) => model.view.nodes.get(id)).filter(Boolean);
-  keyed(layer, pts.length > 1 ? [pts] : [], () => "tour",
-    () => el("path", { class: "tour" }),
-    (p, ps) => p.setAttribute("d", "M" + ps.map((n) => `${n.x},${n.y}`).join("L") + "Z"));
+  const off = ctx.r + 9 * (ctx.k || 1);
+  const segs = [];
+  for (let i = 0; i < pts.length; i++) {
+    const a = pts[i], b = pts[(i + 1) % pts.length];
+    if (a === b) continue;
+    const dx = b.x - a.x, dy = b.y - a.y, l = Math.hypot(dx, dy) || 1;
+    const nx = (-dy / l) * off * 0.6, ny = (dx / l) * off * 0.6;
+    const ux = (dx / l) * off, uy = (dy / l) * off;
+    segs.push(`M${(a.x + ux + nx).toFixed(1)},${(a.y + uy + ny).toFixed(1)}L${(b.x - ux + nx).toFixed(1)},${(b.y - uy + ny).toFixed(1)}`);
+  }
+  keyed(layer, segs.length ? [segs.join("")] : [], () => "tour",
+    () => { const p = el("path", { class: "tour" }); text(el("title", {}, p), "the virtual ring: the tour tokens follow"); return p; },
+    (p, d) => p.setAttribute("d", d));
 }
 
-/** Controller counters (extra.controller: an object of name -> value) in the top-left corner. */
-function drawFront(layer, model) {
-  const c = (model.view.extra || {}).controller;
-  const items = c && typeof c === "object" ? [c] : [];
-  keyed(layer, items, () => "ctrl",
-    () => el("g", { class: "counters", transform: "translate(-40,-20)" }),
-    (g, cc) => {
+/** Tokens in circulation vs expected, legitimacy, and the root's controller counters. */
+function drawFront(layer, model, ctx) {
+  const x = model.view.extra || {};
+  const rows = [];
+  if (x.ell !== undefined) rows.push(`${x.k ?? "k"}-out-of-${x.ell}`);
+  const tok = x.tokens || {}, exp = x.expected_tokens || {};
+  for (const k of Object.keys(tok)) rows.push(`${k}: ${tok[k]}${exp[k] !== undefined ? " / " + exp[k] : ""}`);
+  if (x.legitimate !== undefined) rows.push(x.legitimate ? "legitimate ✓" : "not yet legitimate ✗");
+  const root = model.view.nodes.get(String(x.root));
+  if (root) for (const k of ["SToken", "SPush", "SPrio", "Reset"]) if (root[k] !== undefined) rows.push(`${k}=${fmt(root[k])}`);
+  const xs = Array.from(model.view.nodes.values()).map((n) => n.x);
+  const ys = Array.from(model.view.nodes.values()).map((n) => n.y);
+  const k = ctx.k || 1;
+  keyed(layer, rows.length ? [rows] : [], () => "counters",
+    () => el("g", { class: "counters" }),
+    (g, rs) => {
       g.replaceChildren();
-      text(el("text", { class: "counters-title" }, g), "controller");
-      Object.entries(cc).forEach(([k, v], i) => text(el("text", { y: 18 + i * 16 }, g), `${k} = ${fmt(v)}`));
-    });
+      g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r - 40 * k},${Math.min(...ys) - ctx.r})`);
+      text(el("text", { class: "counters-title" }, g), "tokens");
+      rs.forEach((r, i) => text(el("text", { y: (i + 1) * 16 * k }, g), r));
+    },
+    (rs) => rs.join("|") + k);
 }
 
 export default {
@@ -55,5 +74,5 @@ export default {
   drawBack,
   drawFront,
   edgeDirected: (e) => e.directed === true,
-  queueAnchor: (n, idx, ctx) => ({ x: n.x + ctx.r + 8, y: n.y - ctx.r + idx * 18, right: true }),
+  queueAnchor: (n, idx, ctx) => ({ x: n.x + ctx.r + 8 * (ctx.k || 1), y: n.y - ctx.r + idx * 18 * (ctx.k || 1), right: true }),
 };
