@@ -19,6 +19,7 @@ from .session import Session
 from .statehash import StateHasher
 
 HISTORY = 2000
+PER_REQUEST_STEP = 60     # metrics.per_request entries on incremental frames (full: all 200)
 
 
 class RawJSON:
@@ -155,6 +156,8 @@ class FrameBuilder:
             "monitors": monitors(session),
             "metrics": sim.monitors.metrics(),
         }
+        if not full:   # lean steps: the newest entries only (the chart shows the last 60)
+            f["metrics"]["per_request"] = f["metrics"]["per_request"][-PER_REQUEST_STEP:]
         if notice:
             f["notice"] = notice
         self.last_step = k

@@ -611,3 +611,31 @@ def test_cached_state_hash_retires_itself_when_the_kernel_disagrees(monkeypatch)
     monkeypatch.setattr(type(sim), "state_hash", lambda self: "0" * 64)
     assert h.checked(sim) == "0" * 64 and not h.trusted
     assert h(sim) == "0" * 64
+
+
+# ---------------------------------------------------------------------- lean frames
+def test_step_frames_stay_small_at_a_hundred_processes(peer):
+    obj = gallery()["token-ring"].model_dump(mode="json")
+    obj.update(params={"n": 100, "requests": 50}, scheduler={"kind": "random", "seed": 4})
+    peer.cmd("load", scenario=obj)
+    sizes = []
+    for _ in range(60):
+        f = peer.cmd("step")
+        sizes.append(len(json.dumps(f["view_patch"], separators=(",", ":"))))
+        assert len(f["view_patch"]["nodes"]) <= 3          # only what the step touched
+    assert sorted(sizes)[len(sizes) // 2] < 4096
+
+
+def test_incremental_frames_carry_only_the_newest_per_request_metrics(peer):
+    obj = gallery()["token-ring"].model_dump(mode="json")
+    obj.update(params={"n": 3, "requests": 100}, scheduler={"kind": "round-robin", "seed": 0},
+               steps=1500)
+    from protocols.scenario import parse
+    sc = parse(obj)
+    sim = runner.build(sc)
+    runner.drive(sim, runner.scheduler_for(sc, sim.variant), 1200)
+    f = peer.cmd("load", scenario=obj, schedule=sim.trace[:-1])
+    assert len(f["metrics"]["per_request"]) > 60
+    f = peer.cmd("deliver", event=sim.trace[-1])
+    assert len(f["metrics"]["per_request"]) == 60
+    assert f["metrics"]["served"] > 60
