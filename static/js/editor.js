@@ -154,7 +154,7 @@ function readForm() {
     if (!el.name) continue;
     if (el.type === "checkbox") set(el.name, el.checked);
     else if (el.type === "number") set(el.name, el.value === "" ? undefined : Number(el.value));
-    else set(el.name, el.value === "" && ["variant", "channels"].includes(el.name) ? undefined : el.value);
+    else set(el.name, el.value === "" && !["id", "title"].includes(el.name) ? undefined : el.value);
   }
   for (const input of $("ed-knob-list").querySelectorAll("input")) {
     const { section, key, kind } = input.dataset;

@@ -9,9 +9,18 @@ import { downloadSvg, downloadTrace } from "./export.js";
 
 const $ = (id) => document.getElementById(id);
 
+/** Link notices get their own strip: the monitors own #banner and hide it on every frame. */
 function banner(text, kind = "notice") {
-  const b = $("banner");
-  if (!b) return;
+  let b = $("link-notice");
+  if (!b) {
+    b = document.createElement("div");
+    b.id = "link-notice";
+    b.className = "banner link-notice";
+    b.setAttribute("role", "status");
+    const anchor = $("banner") || $("controls");
+    if (!anchor) return;
+    anchor.after(b);
+  }
   b.hidden = !text;
   b.dataset.kind = kind;
   b.textContent = text;
@@ -19,12 +28,12 @@ function banner(text, kind = "notice") {
 
 /** The viewer's current state as a link request. */
 function currentState(ctx) {
-  const { model, page, trace } = ctx;
-  const schedule = trace(model);
-  const first = model.history.length ? model.history[0].step : 1;
-  if (first > 1 || schedule.length < model.total) {
-    throw new Error(`this run has ${model.total} steps; the browser keeps only the last ` +
-                    `${model.history.length}, so it cannot be shared from here`);
+  const { model, page } = ctx;
+  // frames carry the history up to the current step: share the state, not the future after it
+  const schedule = model.history.filter((r) => r.step <= model.step).map((r) => r.event);
+  if (schedule.length !== model.step) {
+    throw new Error(`this run is at step ${model.step}; the browser keeps only the last ` +
+                    `${schedule.length} steps, so it cannot be shared from here`);
   }
   return { scenario: ctx.ref ?? page.scenario, variant: (model.protocol || {}).variant || page.variant,
            schedule, step: model.step, state_hash: model.stateHash };

@@ -1,0 +1,145 @@
+"""Links, fork and the editor in the real browser (Playwright on Debian's chromium).
+
+The fixtures (``page``, ``live_server``) are the front-end's (tests/conftest.py); the restart test
+starts its own server on its own data folder (tests/links_fixtures.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from protocols import registry
+from protocols.scenario import gallery
+
+from .links_fixtures import server
+from .test_links import GALLERY, hash_at, random_schedule
+
+pytestmark = pytest.mark.browser
+
+READY = ("k => document.body.dataset.ready === '1' && window.allocscope && "
+         "window.allocscope.model.step === k && window.allocscope.model.stateHash !== ''")
+
+
+def shown(page: Any, base: str, path: str, k: int) -> dict[str, Any]:
+    page.goto(base + path)
+    page.wait_for_function(READY, arg=k)
+    return page.evaluate("() => ({step: window.allocscope.model.step, "
+                         "hash: window.allocscope.model.stateHash, "
+                         "title: document.getElementById('scn-title').textContent, "
+                         "notice: (document.getElementById('link-notice') || {}).hidden === false ? "
+                         "document.getElementById('link-notice').textContent : ''})")
+
+
+@st.composite
+def viewer_states(draw: st.DrawFn) -> tuple[str, str, list[str], int]:
+    """A random gallery scenario and variant, a random-scheduler schedule, a step in it."""
+    sid = draw(st.sampled_from(GALLERY))
+    variant = draw(st.sampled_from(registry.get(gallery()[sid].protocol).variants))
+    sched = random_schedule(sid, variant, draw(st.integers(0, 999)), draw(st.integers(1, 25)))
+    return sid, variant, sched, draw(st.integers(0, len(sched)))
+
+
+@settings(max_examples=1, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(cases=st.lists(viewer_states(), min_size=4, max_size=4))
+def test_links_open_in_the_browser_at_the_same_state_after_a_restart(
+        page: Any, tmp_path_factory: pytest.TempPathFactory, cases: list) -> None:
+    """Both link forms of random states open at the same state_hash, before and after the
+    server restarts on the same data folder (one restart for all cases: starting is slow)."""
+    folder = tmp_path_factory.mktemp("restart")
+    made = []
+    with server(folder) as base:
+        for sid, variant, sched, k in cases:
+            m = httpx.post(f"{base}/api/links", json={"scenario": sid, "variant": variant,
+                                                      "schedule": sched, "step": k}).json()
+            made.append((m, k, hash_at(sid, variant, sched, k)))
+        m, k, want = made[0]
+        assert shown(page, base, m["url"], k)["hash"] == want
+    with server(folder) as base:              # a new process on the same data folder
+        for m, k, want in made:
+            assert shown(page, base, m["url"], k)["hash"] == want
+            frag = shown(page, base, m["fragment_url"], k)
+            assert frag["hash"] == want and frag["notice"] == ""
+
+
+def test_share_button_and_full_object_fragment(page: Any, live_server: str) -> None:
+    lossy = ["e:p3:request", "m0", "m1", "m2"]
+    made = httpx.post(f"{live_server}/api/links", json={"scenario": "token-ring-lossy",
+                                                        "schedule": lossy, "step": 3}).json()
+    s = shown(page, live_server, made["url"], 3)
+    page.click("#share-tools >> text=share")
+    page.wait_for_function("() => document.getElementById('share-short').value !== ''")
+    short = page.input_value("#share-short")
+    fragment = page.input_value("#share-fragment")
+    assert short.startswith(live_server + "/s/") and "#s=" in fragment
+    assert shown(page, "", short, 3)["hash"] == s["hash"]
+    assert shown(page, "", fragment, 3)["hash"] == s["hash"]
+
+    sc = gallery()["token-ring"].model_dump(mode="json")
+    sc.update({"id": "tiny-ring", "title": "Tiny <i>ring</i>", "params": {"n": 3, "requests": 1}})
+    obj = httpx.post(f"{live_server}/api/links", json={"scenario": sc, "schedule": ["e:p0:request"]}).json()
+    assert obj["fragment_url"].startswith("/sim/-#s=")
+    got = shown(page, live_server, obj["fragment_url"], 1)
+    assert got["hash"] == obj["state_hash"] and got["title"] == "Tiny <i>ring</i>"
+    assert page.evaluate("() => window.allocscope.model.view.nodes.size") == 3
+
+
+def test_bad_fragment_is_explained_in_the_page(page: Any, live_server: str) -> None:
+    made = httpx.post(f"{live_server}/api/links", json={"scenario": "token-ring",
+                                                        "schedule": []}).json()
+    page.goto(live_server + made["fragment_url"][:-6])      # truncated
+    page.wait_for_function("() => document.getElementById('link-notice') && "
+                           "!document.getElementById('link-notice').hidden")
+    text = page.text_content("#link-notice")
+    assert "cannot be opened" in text and "link fragment" in text
+
+
+def test_editor_names_the_field_and_saves_a_link(page: Any, live_server: str,
+                                                 tmp_path: Path) -> None:
+    page.goto(f"{live_server}/editor?scenario=token-ring")
+    page.wait_for_function("() => document.getElementById('ed-status').textContent.startsWith('valid')")
+    page.fill('input[data-field="scenario.params.n"]', "1")
+    page.wait_for_function("() => document.getElementById('ed-errors').textContent.includes('scenario.params.n')")
+    assert "must be a whole number" in page.text_content("#ed-errors")
+    assert "invalid" in page.get_attribute('input[data-field="scenario.params.n"]', "class")
+    page.click('[data-edtab="json"]')
+    page.fill("#ed-json", '{"id": "x", "title": "t", "protocol": "token_ring", "channels": "lifo"')
+    page.wait_for_function("() => document.getElementById('ed-errors').textContent.includes('not valid JSON')")
+    page.fill("#ed-json", '{"id": "x", "title": "t", "protocol": "token_ring", "channels": "lifo"}')
+    page.wait_for_function("() => document.getElementById('ed-errors').textContent.includes('scenario.channels')")
+    page.fill("#ed-json", '{"id": "three", "title": "Three", "protocol": "token_ring", "params": {"n": 3}}')
+    page.wait_for_function("() => document.getElementById('ed-status').textContent.startsWith('valid')")
+    page.click("#ed-save")
+    page.wait_for_function("() => document.getElementById('ed-short').value !== ''")
+    short = page.input_value("#ed-short")
+    assert shown(page, "", short, 0)["title"] == "Three"
+    assert page.evaluate("() => window.allocscope.model.view.nodes.size") == 3
+    # upload a file with an error: it lands in the raw tab with the error named
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"id": "u", "title": "u", "protocol": "token_ring", "params": {"n": "five"}}')
+    page.goto(f"{live_server}/editor?scenario=token-ring")
+    page.wait_for_function("() => document.getElementById('ed-status').textContent.startsWith('valid')")
+    page.set_input_files("#ed-upload", str(bad))
+    page.wait_for_function("() => document.getElementById('ed-errors').textContent.includes('scenario.params.n')")
+
+
+def test_fork_from_the_viewer_keeps_the_state(page: Any, live_server: str) -> None:
+    lossy = ["e:p3:request", "m0", "m1", "m2", "m3"]
+    made = httpx.post(f"{live_server}/api/links", json={"scenario": "token-ring-lossy",
+                                                        "schedule": lossy, "step": 4}).json()
+    shown(page, live_server, made["url"], 4)
+    page.click("#share-tools >> text=fork")
+    page.wait_for_url("**/editor?**")
+    page.wait_for_function("() => document.getElementById('ed-status').textContent.startsWith('valid')")
+    assert "at step 4" in page.text_content("#ed-source")
+    assert page.text_content("#ed-schedule-len") == "4"
+    page.click("#ed-open")
+    page.wait_for_url("**/sim/**")
+    page.wait_for_function(READY, arg=4)
+    assert page.evaluate("() => window.allocscope.model.stateHash") == made["state_hash"]
