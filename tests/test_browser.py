@@ -193,7 +193,9 @@ def test_inspector_spacetime_and_narration(page: Any, live_server: str, screensh
         page.keyboard.press("ArrowRight")
         wait_step(page, k)
     # narration: one entry per step, filterable by process
+    page.click('.tab[data-tab="log"]')
     assert page.locator("#log li").count() == 6
+    assert page.locator("#log li.current").get_attribute("data-step") == "6"
     # the space-time diagram: an arrow per delivered message; clicking one goes there
     s = state(page)
     deliveries = [i + 1 for i, e in enumerate(s["trace"]) if e.startswith("m")]

@@ -5,6 +5,7 @@ const $ = (id) => document.getElementById(id);
 
 // The speed slider is logarithmic: 0..100 maps to 0.25..1000 steps per second.
 export const sliderToSpeed = (v) => Math.round(0.25 * Math.pow(4000, v / 100) * 100) / 100;
+export const speedToSlider = (s) => Math.round((100 * Math.log(s / 0.25)) / Math.log(4000));
 const fmtSpeed = (s) => (s >= 10 ? `${Math.round(s)}/s` : `${s}/s`);
 
 const FAULT_TIPS = {
@@ -31,6 +32,8 @@ export function setupControls(act) {
   speed.addEventListener("input", () => { $("speed-out").textContent = fmtSpeed(sliderToSpeed(+speed.value)); });
   speed.addEventListener("change", () => act.speed(sliderToSpeed(+speed.value)));
   $("speed-out").textContent = fmtSpeed(sliderToSpeed(+speed.value));
+  /** Reflect a speed chosen elsewhere (keyboard, tests, benchmarks) in the slider. */
+  act.showSpeed = (s) => { speed.value = String(speedToSlider(s)); $("speed-out").textContent = fmtSpeed(s); };
   const sched = $("scheduler"), seed = $("seed");
   const pushSched = () => act.scheduler(sched.value, Math.max(0, parseInt(seed.value || "0", 10) || 0));
   sched.addEventListener("change", pushSched);

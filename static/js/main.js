@@ -78,7 +78,7 @@ const act = {
   goto: (k) => send({ op: "goto", step: Math.max(0, Math.min(model.total, k | 0)) }),
   togglePlay: () => send({ op: model.playing ? "pause" : "play" }),
   pause: () => send({ op: "pause" }),
-  speed: (s) => send({ op: "speed", steps_per_second: s }),
+  speed: (s) => { if (act.showSpeed) act.showSpeed(s); return send({ op: "speed", steps_per_second: s }); },
   scheduler: (kind, seed) => send(kind === "random" ? { op: "scheduler", kind, seed } : { op: "scheduler", kind }),
   deliver: (id) => send({ op: "deliver", event: id }),
   variant: (v) => { const q = new URLSearchParams(location.search); q.set("variant", v); q.delete("schedule"); q.delete("step"); location.search = q.toString(); },
@@ -121,6 +121,7 @@ function showTab(name) {
   for (const t of document.querySelectorAll(".tab")) t.classList.toggle("active", t.dataset.tab === name);
   for (const p of document.querySelectorAll(".pane")) p.classList.toggle("active", p.dataset.pane === name);
   if (name === "metrics") renderMetrics($("metrics"), model);
+  if (name === "log") updNarration(model, false, true);
 }
 for (const t of document.querySelectorAll(".tab")) t.addEventListener("click", () => showTab(t.dataset.tab));
 
@@ -144,12 +145,12 @@ function onFrame(msg) {
   if (msg.protocol && msg.protocol.view_kind) hooks = hooksFor(msg.protocol.view_kind);
   const before = model.step, wasPlaying = model.playing;
   const kind = applyFrame(model, msg);
+  if (kind === "full") ui.fullSinceDraw = true;
   // Replaying a recorded stretch does not fire a monitor anew on the server, so stop here when
   // play crosses a marker of the timeline: a finding is always shown, never played through.
   const crossed = wasPlaying && model.playing
     && model.findings.find((f) => f.step > before && f.step <= model.step);
   if (crossed) send({ op: "pause" }).then(() => { if (model.step !== crossed.step) act.goto(crossed.step); });
-  updNarration(model, kind);
   if (ui.selected && (!model.playing || performance.now() - inspectAt > 500)) inspect();
   render();
 }
@@ -167,8 +168,16 @@ function draw() {
   renderView(stage, model, hooks, handlers, ui);
   updMonitors(model, stage);
   updControls(model);
-  updEvents(model);
-  updSpacetime(model);
+  const now = performance.now();
+  // While playing fast, the side lists and the diagram refresh a few times a second at most.
+  const busy = model.playing && now - (ui.sideAt || 0) < 200;
+  if (!busy) {
+    ui.sideAt = now;
+    updEvents(model);
+    updNarration(model, ui.fullSinceDraw, ui.tab === "log");
+    ui.fullSinceDraw = false;
+  }
+  if (!model.playing || now - (ui.stAt || 0) > 100) { ui.stAt = now; updSpacetime(model); }
   updLegend();
   if (ui.tab === "metrics" && performance.now() - metricsAt > 250) { metricsAt = performance.now(); renderMetrics($("metrics"), model); }
   clearDirty(model);

@@ -83,16 +83,29 @@ export function setupNarration(list, procSel, typeSel, act) {
 
   for (const p of act.page().pids || []) addOption(procSel, procs, p);
 
-  return function update(m, kind) {
+  /**
+   * Bring the list up to date (called once per drawn frame, not per websocket frame): append the
+   * records that arrived since, or rebuild after a jump. While the log is hidden nothing is
+   * drawn; it is rebuilt when shown.
+   */
+  let stale = true;
+  return function update(m, full, visible) {
     for (const n of m.view.nodes.keys()) addOption(procSel, procs, n);
+    if (full) stale = true;
+    if (!visible) return;
     for (const r of m.history.slice(-50)) addOption(typeSel, types, r.type);
-    const last = m.history[m.history.length - 1];
-    if (kind === "full" || !last) { rebuild(m); return; }
-    while (rendered.length && rendered[rendered.length - 1] >= last.step) {
-      rendered.pop();
-      list.lastChild && list.lastChild.remove();
+    const lastShown = rendered.length ? rendered[rendered.length - 1] : 0;
+    const first = m.history.length ? m.history[0].step : 0;
+    if (stale || (m.history.length && lastShown >= m.history[m.history.length - 1].step + 1)
+        || (lastShown && first > lastShown + 1)) {
+      stale = false;
+      rebuild(m);
+      return;
     }
-    if (keep(last)) { list.appendChild(row(last)); rendered.push(last.step); }
+    for (const r of m.history) {
+      if (r.step <= lastShown) continue;
+      if (keep(r)) { list.appendChild(row(r)); rendered.push(r.step); }
+    }
     while (rendered.length > MAX_ROWS) { rendered.shift(); list.firstChild.remove(); }
     mark(m);
   };
