@@ -25,30 +25,38 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(data: Path, port: int | None = None, workers: int = 1) -> tuple[subprocess.Popen, str]:
-    """Start ``uvicorn app.main:app`` with ``ALLOCSCOPE_DATA=data``; wait until /healthz answers."""
+def spawn(data: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    """Start ``uvicorn app.main:app`` with ``ALLOCSCOPE_DATA=data`` (not yet waited for)."""
     port = port or free_port()
     env = dict(os.environ, ALLOCSCOPE_DATA=str(data), PYTHONUNBUFFERED="1")
     cmd = [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
            "--port", str(port), "--log-level", "warning"]
-    if workers > 1:
-        cmd += ["--workers", str(workers)]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def wait_ready(proc: subprocess.Popen, base: str, timeout: float = 20) -> None:
+    """Until /healthz answers; RuntimeError with the server's stderr if it exits first."""
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            out, err = proc.communicate()
+            _out, err = proc.communicate()
             raise RuntimeError(f"server exited with {proc.returncode}: {err.decode()[-2000:]}")
         try:
             if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                return proc, base
+                return
         except httpx.HTTPError:
             pass
-        time.sleep(0.1)
+        time.sleep(0.05)
     stop(proc)
-    raise RuntimeError("server did not answer /healthz within 20 s")
+    raise RuntimeError(f"server did not answer /healthz within {timeout} s")
+
+
+def start_server(data: Path) -> tuple[subprocess.Popen, str]:
+    proc, base = spawn(data)
+    wait_ready(proc, base)
+    return proc, base
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -65,9 +73,19 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def server(data: Path, workers: int = 1) -> Iterator[str]:
-    proc, base = start_server(data, workers=workers)
+def servers(data: Path, n: int = 1) -> Iterator[list[str]]:
+    """``n`` server processes on one data folder, started side by side."""
+    procs = [spawn(data) for _ in range(n)]
     try:
-        yield base
+        for proc, base in procs:
+            wait_ready(proc, base)
+        yield [base for _, base in procs]
     finally:
-        stop(proc)
+        for proc, _ in procs:
+            stop(proc)
+
+
+@contextmanager
+def server(data: Path) -> Iterator[str]:
+    with servers(data, 1) as (base,):
+        yield base
