@@ -6,6 +6,10 @@ starts its own server on its own data folder (tests/links_fixtures.py).
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +21,7 @@ from hypothesis import strategies as st
 from protocols import registry
 from protocols.scenario import gallery
 
-from .links_fixtures import server
+from .links_fixtures import ROOT, server
 from .test_links import GALLERY, hash_at, random_schedule
 
 pytestmark = pytest.mark.browser
@@ -143,3 +147,30 @@ def test_fork_from_the_viewer_keeps_the_state(page: Any, live_server: str) -> No
     page.wait_for_url("**/sim/**")
     page.wait_for_function(READY, arg=4)
     assert page.evaluate("() => window.allocscope.model.stateHash") == made["state_hash"]
+
+
+def test_exports_from_the_viewer(page: Any, live_server: str, tmp_path: Path) -> None:
+    """The trace button's file replays through the CLI to the shown state; the SVG buttons give
+    standalone SVG documents of what is drawn."""
+    sched = random_schedule("token-ring", "reliable", 11, 15)
+    made = httpx.post(f"{live_server}/api/links", json={"scenario": "token-ring",
+                                                        "schedule": sched, "step": 9}).json()
+    s = shown(page, live_server, made["url"], 9)
+    with page.expect_download() as dl:
+        page.click("#share-tools >> text=trace")
+    trace = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(trace)
+    out = subprocess.run([sys.executable, "-m", "app.cli", "run", str(trace), "--scheduler",
+                          "scripted", "--json"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    res = json.loads(out.stdout)
+    assert res["steps"] == 9 and res["state_hash"] == s["hash"]
+    for label, svg_id in (("view.svg", "view"), ("space-time.svg", "spacetime")):
+        with page.expect_download() as dl:
+            page.click(f"#share-tools >> text={label}")
+        f = tmp_path / label
+        dl.value.save_as(f)
+        root = ET.parse(f).getroot()
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"
+        drawn = page.evaluate(f"() => document.getElementById('{svg_id}').querySelectorAll('*').length")
+        assert len(list(root.iter())) >= drawn      # everything drawn, plus the inlined <style>
