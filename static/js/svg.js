@@ -32,8 +32,12 @@ export function keyed(parent, items, key, create, update, sig = (x) => JSON.stri
   const old = new Map();
   for (const c of Array.from(parent.children)) old.set(c.__key, c);
   let prev = null;
+  const seen = new Map();
   for (const item of items) {
-    const k = key(item);
+    let k = key(item);
+    const dup = seen.get(k) || 0;       // equal keys get #1, #2, ... so each has its element
+    seen.set(k, dup + 1);
+    if (dup) k = `${k}#${dup}`;
     let node = old.get(k);
     const s = sig(item);
     if (node) {

@@ -58,23 +58,32 @@ export function trim(a, b, ra, rb) {
   return [a.x + (dx / len) * ra, a.y + (dy / len) * ra, b.x - (dx / len) * rb, b.y - (dy / len) * rb];
 }
 
+/** Edge kinds drawn as a bow (so that they do not hide the straight link they parallel). */
+const BOWED = new Set(["dependency", "grant", "wait"]);
+
 export function drawEdges(stage, model, ctx, hooks) {
   const nodes = model.view.nodes;
   const items = model.view.edges.filter((e) => nodes.has(String(e.src)) && nodes.has(String(e.dst)));
   keyed(stage.edges, items, (e) => `${e.src}|${e.dst}|${e.kind || ""}`,
-    () => el("line", {}),
-    (line, e) => {
+    () => el("path", {}),
+    (path, e) => {
       const a = nodes.get(String(e.src)), b = nodes.get(String(e.dst));
       const [x1, y1, x2, y2] = trim(a, b, ctx.r + 2, ctx.r + 4);
       const directed = hooks.edgeDirected ? hooks.edgeDirected(e) : e.directed !== false;
-      line.setAttribute("x1", x1.toFixed(1)); line.setAttribute("y1", y1.toFixed(1));
-      line.setAttribute("x2", x2.toFixed(1)); line.setAttribute("y2", y2.toFixed(1));
       const kind = String(e.kind || "edge").replace(/[^a-z0-9_-]/gi, "");
-      attr(line, "class", `edge kind-${kind}${e.dashed ? " dashed" : ""}`);
-      if (directed) attr(line, "marker-end", kind === "dependency" ? "url(#arrow-dep)" : "url(#arrow)");
-      else line.removeAttribute("marker-end");
+      if (BOWED.has(kind)) {
+        const mx = (x1 + x2) / 2, my = (y1 + y2) / 2, dx = x2 - x1, dy = y2 - y1;
+        attr(path, "d", `M${x1.toFixed(1)},${y1.toFixed(1)}Q${(mx + dy * 0.25).toFixed(1)},${(my - dx * 0.25).toFixed(1)} ${x2.toFixed(1)},${y2.toFixed(1)}`);
+      } else {
+        attr(path, "d", `M${x1.toFixed(1)},${y1.toFixed(1)}L${x2.toFixed(1)},${y2.toFixed(1)}`);
+      }
+      const flags = ["in_use", "using", "requested"].filter((f) => e[f]).map((f) => ` ${f.replace("_", "-")}`).join("");
+      attr(path, "class", `edge kind-${kind}${e.dashed ? " dashed" : ""}${flags}`);
+      if (directed) attr(path, "marker-end", kind === "dependency" ? "url(#arrow-dep)" : "url(#arrow)");
+      else path.removeAttribute("marker-end");
+      tip(path, `${e.kind || "edge"}: ${e.src} → ${e.dst}${e.client ? " (client " + e.client + ")" : ""}`);
     },
-    (e) => `${e.src}|${e.dst}|${e.kind}|${e.dashed}|${ctx.r}`);
+    (e) => JSON.stringify(e) + ctx.r);
 }
 
 export function drawNodes(stage, model, ctx, hooks, handlers) {
@@ -138,12 +147,12 @@ export function drawQueues(stage, model, ctx, hooks) {
       const { q, n, idx } = it;
       const a = hooks.queueAnchor ? hooks.queueAnchor(n, idx, ctx) : defaultAnchor(n, idx, ctx);
       g.setAttribute("transform", `translate(${a.x.toFixed(1)},${a.y.toFixed(1)})`);
-      const name = el("text", { class: "qname", x: 0, y: 4 * (ctx.k || 1), "text-anchor": a.right ? "start" : "end" }, g);
+      const name = el("text", { class: "qname", x: 0, y: 4 * (ctx.k || 1) }, g);
       text(name, q.name);
       const items = q.items || [];
       const k = ctx.k || 1;
       const w = 30 * k, h = 17 * k;
-      const x0 = a.right ? (q.name.length * 7 + 6) * k : 4 * k;
+      const x0 = (q.name.length * 7 + 6) * k;
       items.slice(0, 8).forEach((item, i) => {
         const cg = el("g", { class: "chip-g", transform: `translate(${x0 + i * (w + 3 * k)},${-h / 2})` }, g);
         el("rect", { class: "qchip" + (i === 0 ? " head" : ""), width: w, height: h, rx: 4 }, cg);
@@ -151,8 +160,13 @@ export function drawQueues(stage, model, ctx, hooks) {
           typeof item === "object" ? (item.label ?? item.id ?? JSON.stringify(item)) : item);
       });
       if (items.length > 8) text(el("text", { class: "qmore", x: x0 + 8 * (w + 3 * k), y: 4 * k }, g), `+${items.length - 8}`);
+      if (!a.right) {   // anchored on the left of its node: the row ends at the anchor
+        const total = x0 + Math.max(1, Math.min(items.length, 8)) * (w + 3 * k);
+        g.setAttribute("transform", `translate(${(a.x - total).toFixed(1)},${a.y.toFixed(1)})`);
+      }
       if (!items.length) text(el("text", { class: "qitem empty", x: x0, y: 4 * k }, g), "∅");
-      tip(g, `${q.name} at ${q.node}: ${items.length ? items.map((i) => typeof i === "object" ? JSON.stringify(i) : i).join(", ") : "empty"} (head first)`);
+      const detail = (q.entries || q.tickets || items).map((i) => typeof i === "object" ? JSON.stringify(i) : i);
+      tip(g, `${q.name} at ${q.node}: ${items.length ? detail.join(", ") : "empty"} (head first)`);
     },
     (it) => JSON.stringify(it.q) + it.n.x + "," + it.n.y + ctx.r);
 }
@@ -162,7 +176,7 @@ function defaultAnchor(n, idx, ctx) {
   const right = dx >= -1;
   const k = ctx.k || 1;
   const off = ctx.r + 14 * k;
-  return { x: n.x + (dx / len) * off + (right ? 6 : -6) * k, y: n.y + (dy / len) * off + idx * 21 * k, right: true };
+  return { x: n.x + (dx / len) * off + (right ? 6 : -6) * k, y: n.y + (dy / len) * off + idx * 21 * k, right };
 }
 
 /** Red cycles: the view's dependency cycles and the deadlock monitor's wait-for cycle. */

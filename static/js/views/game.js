@@ -1,18 +1,47 @@
-// Game layout (task_game): nodes with their pools and units, per-pool request queues with
-// tickets (the shared queue chips), order forms and task phases as node details.
+// Game layout (task_game): agents in the middle, their pools with units (a square per unit,
+// filled when in use), each pool's request queue with tickets, order forms, and the tasks
+// outside with their phase.
+
+import { el, keyed, text } from "../svg.js";
 
 function details(n) {
   const out = [];
-  if (n.phase) out.push(`phase ${n.phase}`);
-  if (n.pools && typeof n.pools === "object") {
-    for (const [k, v] of Object.entries(n.pools)) out.push(`${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`);
+  if (n.kind === "task") {
+    if (n.ticket !== null && n.ticket !== undefined) out.push(`ticket ${n.ticket}`);
+    return out;
   }
-  if (n.order) out.push(`order ${typeof n.order === "object" ? JSON.stringify(n.order) : n.order}`);
-  return out.slice(0, 4);
+  if (n.kind === "pool") {
+    if ((n.orders || []).length) out.push(`orders ${n.orders.map((o) => `${o.task}:${o.ticket}`).join(" ")}`);
+    return out;
+  }
+  if (n.kind === "agent") return [];
+  if (n.phase) out.push(`phase ${n.phase}`);
+  return out;
+}
+
+/** A small square per unit of each pool, under it: filled (and named) when a task uses it. */
+function drawFront(layer, model, ctx) {
+  const k = ctx.k || 1;
+  const pools = Array.from(model.view.nodes.values()).filter((n) => Array.isArray(n.units));
+  keyed(layer, pools, (n) => n.id,
+    () => el("g", { class: "units" }),
+    (g, n) => {
+      g.replaceChildren();
+      const s = 11 * k, gap = 3 * k;
+      const w = n.units.length * (s + gap) - gap;
+      n.units.forEach((u, i) => {
+        const r = el("rect", { x: n.x - w / 2 + i * (s + gap), y: n.y - ctx.r - s - 4 * k, width: s, height: s,
+          class: "unit" + (u.user ? " used" : "") }, g);
+        text(el("title", {}, r), `unit ${u.id}: ${u.user ? "used by " + u.user : "free"}`);
+      });
+    },
+    (n) => JSON.stringify(n.units) + n.x + n.y + ctx.r + k);
 }
 
 export default {
   details,
-  edgeDirected: (e) => e.directed === true,
-  nodeShape: (n) => (n.kind === "pool" || n.kind === "resource" ? "rect" : "circle"),
+  drawFront,
+  edgeDirected: (e) => e.kind === "interest" || e.directed === true,
+  nodeShape: (n) => (n.kind === "pool" ? "rect" : n.kind === "agent" ? "diamond" : "circle"),
+  queueAnchor: (n, idx, ctx) => ({ x: n.x - ctx.r, y: n.y + ctx.r + (26 + idx * 20) * (ctx.k || 1), right: true }),
 };

@@ -1,9 +1,10 @@
-// Quorum layout (coterie): the process–resource sharing graph, each process's quorum outlined,
-// and the quorum a request uses highlighted. D_v, X_v, W_v are in the inspector.
+// Quorum layout (coterie): the process–resource sharing graph, the quorum each requester uses
+// outlined and highlighted, the selected process's other quorums outlined lightly, grants
+// (W_v) as arrows. D_v, X_v, W_v and every other variable are in the inspector.
 
 import { el, keyed } from "../svg.js";
 
-/** Outline of a set of points: a rounded hull drawn as a padded polygon around them. */
+/** A padded convex outline around some points (a circle around one). */
 function hull(points, pad) {
   if (points.length === 1) {
     const [p] = points;
@@ -16,34 +17,45 @@ function hull(points, pad) {
   for (const p of pts.slice().reverse()) { while (upper.length >= 2 && cross(upper.at(-2), upper.at(-1), p) <= 0) upper.pop(); upper.push(p); }
   const h = lower.slice(0, -1).concat(upper.slice(0, -1));
   const cx = h.reduce((s, p) => s + p[0], 0) / h.length, cy = h.reduce((s, p) => s + p[1], 0) / h.length;
-  const out = h.map(([x, y]) => {
+  // Push each corner outwards from the centre; a two-point hull becomes a slim lozenge.
+  const out = [];
+  for (const [x, y] of h) {
     const dx = x - cx, dy = y - cy, l = Math.hypot(dx, dy) || 1;
-    return [x + (dx / l) * pad, y + (dy / l) * pad];
-  });
+    out.push([x + (dx / l) * pad - (dy / l) * pad * 0.7, y + (dy / l) * pad + (dx / l) * pad * 0.7]);
+    out.push([x + (dx / l) * pad + (dy / l) * pad * 0.7, y + (dy / l) * pad - (dx / l) * pad * 0.7]);
+  }
   return "M" + out.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join("L") + "Z";
 }
 
 function drawBack(layer, model, ctx) {
   const x = model.view.extra || {};
-  const quorums = x.quorums || {};
-  const inUse = x.in_use || x.active || {};
+  const nodes = model.view.nodes;
   const items = [];
-  for (const [pid, q] of Object.entries(quorums)) {
-    const members = (Array.isArray(q) ? q : []).map(String).concat([String(pid)]);
-    const pts = members.map((id) => model.view.nodes.get(id)).filter(Boolean);
-    if (pts.length) items.push({ pid, pts, used: !!inUse[pid] || (Array.isArray(inUse) && inUse.includes(pid)) });
-  }
-  keyed(layer, items, (it) => it.pid,
-    () => el("path", { class: "quorum" }),
-    (p, it) => {
-      p.setAttribute("d", hull(it.pts, ctx.r + 10));
-      p.setAttribute("class", "quorum" + (it.used ? " in-use" : ""));
-    },
-    (it) => JSON.stringify(it.pts.map((n) => [n.x, n.y])) + it.used);
+  const add = (key, ids, cls) => {
+    const pts = ids.map(String).map((id) => nodes.get(id)).filter(Boolean);
+    if (pts.length) items.push({ key, pts, cls });
+  };
+  for (const [u, q] of Object.entries(x.active_quorum || {})) add(`use|${u}`, q, "quorum in-use");
+  const sel = ctx.selected && nodes.get(ctx.selected);
+  if (sel) (x.quorums || {})[ctx.selected]?.forEach((q, i) => add(`sel|${i}`, q, "quorum"));
+  keyed(layer, items, (it) => it.key,
+    () => el("path", {}),
+    (p, it) => { p.setAttribute("d", hull(it.pts, ctx.r + 8 * (ctx.k || 1))); p.setAttribute("class", it.cls); },
+    (it) => it.cls + JSON.stringify(it.pts.map((n) => [n.x, n.y])) + ctx.r);
+}
+
+function details(n) {
+  if (n.kind === "resource") return n.holder ? [`held by ${n.holder}`] : [];
+  const out = [];
+  if (n.clock !== undefined) out.push(`C=${n.clock}`);
+  if (n.quorum) out.push(`q={${n.quorum.join(",")}}`);
+  return out;
 }
 
 export default {
+  details,
   drawBack,
-  edgeDirected: (e) => e.directed === true,
+  edgeDirected: (e) => e.kind === "grant",
   nodeShape: (n) => (n.kind === "resource" ? "rect" : "circle"),
+  queueAnchor: (n, idx, ctx) => ({ x: n.x - ctx.r, y: n.y - ctx.r - (14 + idx * 20) * (ctx.k || 1), right: true }),
 };
