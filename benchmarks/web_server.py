@@ -120,6 +120,68 @@ def _bench(c: Client, n: int, steps: int) -> dict[str, Any]:
             "full_frame_bytes_median": int(statistics.median(full_bytes)) if full_bytes else 0}
 
 
+def cpu(n: int, steps: int) -> dict[str, Any]:
+    """Server CPU time per command in process (thread CPU time, so other load on the machine
+    does not count): a step with its incremental frame encoded, and a back with its full frame."""
+    sys.path.insert(0, str(ROOT))
+    from app.frames import FrameBuilder, encode
+    from app.session import Session
+    s = Session()
+    s.load(scenario(n))
+    fb = FrameBuilder()
+    encode(fb.full(s, None))
+    step_ms, back_ms = [], []
+    for _ in range(steps):
+        t0 = time.thread_time()
+        s.step()
+        encode(fb.incremental(s, None))
+        step_ms.append((time.thread_time() - t0) * 1000)
+    for _ in range(min(50, steps)):
+        t0 = time.thread_time()
+        s.back()
+        encode(fb.full(s, None))
+        back_ms.append((time.thread_time() - t0) * 1000)
+    return {"n": n, "step_cpu_ms": {"p50": round(pct(step_ms, 50), 2),
+                                    "p99": round(pct(step_ms, 99), 2)},
+            "back_cpu_ms": {"p50": round(pct(back_ms, 50), 2), "p99": round(pct(back_ms, 99), 2)}}
+
+
+def play(url: str, n: int, seconds: float, read_delay: float) -> dict[str, Any]:
+    """Play at 1000 steps/s for ``seconds`` with a client that sleeps ``read_delay`` s per frame,
+    then pause and read what is left: steps taken, frames received, whether every step's record
+    arrived (in ``step_record`` or ``skipped_records``). A slow reader first fills the loopback
+    socket buffers; after that the server coalesces."""
+    with connect(url, max_size=None) as ws:
+        c = Client(ws)
+        c.cmd("load", scenario=scenario(n))
+        c.cmd("speed", steps_per_second=1000)
+        _, _, start = c.cmd("play")
+        frames, records = 0, []
+        t_end = time.perf_counter() + seconds
+        while time.perf_counter() < t_end:
+            f = json.loads(ws.recv())
+            frames += 1
+            records += [r["step"] for r in f.get("skipped_records", [])]
+            if f.get("step_record"):
+                records.append(f["step_record"]["step"])
+            if read_delay:
+                time.sleep(read_delay)
+        ws.send(json.dumps({"op": "pause", "id": "stop"}))
+        while True:                              # drain what was in flight, up to the answer
+            f = json.loads(ws.recv())
+            frames += 1
+            records += [r["step"] for r in f.get("skipped_records", [])]
+            if f.get("step_record"):
+                records.append(f["step_record"]["step"])
+            if f.get("reply_to") == "stop":
+                break
+        steps = f["step"] - start["step"]
+        complete = records == list(range(start["step"] + 1, f["step"] + 1))
+    return {"n": n, "read_delay_ms": read_delay * 1000, "seconds": seconds, "steps": steps,
+            "frames": frames, "steps_per_frame": round(steps / max(1, frames), 2),
+            "records_complete": complete}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=400)
@@ -129,12 +191,15 @@ def main() -> None:
     port = free_port()
     server = start_server(port)
     try:
-        rows = [bench(f"ws://127.0.0.1:{port}/ws", n, steps) for n in SIZES]
+        url = f"ws://127.0.0.1:{port}/ws"
+        rows = [bench(url, n, steps) for n in SIZES]
+        plays = [play(url, 100, 4.0, 0.0), play(url, 100, 4.0, 0.2)]
+        cpus = [cpu(n, steps) for n in SIZES]
     finally:
         server.terminate()
         server.wait(timeout=10)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps({"commands": rows, "play": plays, "cpu": cpus}, indent=2))
         return
     print(f"token ring, random scheduler, {steps} steps per size, loopback websocket")
     print("| n | step p50 / p99 ms | deliver p50 / p99 ms | back p50 / p99 ms | goto p50 / p99 ms "
@@ -146,6 +211,22 @@ def main() -> None:
         print(f"| {r['n']} | {pp('step_ms')} | {pp('deliver_ms')} | {pp('back_ms')} | "
               f"{pp('goto_ms')} | {r['view_patch_bytes_median']} | {r['frame_bytes_median']} | "
               f"{r['full_frame_bytes_median']} |")
+    print()
+    print("server CPU per command, in process (thread CPU time)")
+    print("| n | step + incremental frame p50 / p99 ms | back + full frame p50 / p99 ms |")
+    print("|---|---|---|")
+    for r in cpus:
+        print(f"| {r['n']} | {r['step_cpu_ms']['p50']} / {r['step_cpu_ms']['p99']} | "
+              f"{r['back_cpu_ms']['p50']} / {r['back_cpu_ms']['p99']} |")
+    print()
+    print("play at 1000 steps/s, n = 100, 4 s, then pause")
+    print("| reader | steps | frames | steps per frame | every record arrived |")
+    print("|---|---|---|---|---|")
+    for p in plays:
+        who = "as fast as it can" if not p["read_delay_ms"] else \
+            f"sleeps {p['read_delay_ms']:g} ms per frame"
+        print(f"| {who} | {p['steps']} | {p['frames']} | {p['steps_per_frame']} | "
+              f"{p['records_complete']} |")
 
 
 if __name__ == "__main__":
