@@ -77,6 +77,11 @@ def _request(data: Any) -> LinkRequest:
         raise LinkError(400, format_errors(exc, "link")) from None
 
 
+def _max_processes(request: Request) -> int | None:
+    """The sessions' process limit (app/limits.py), when the app has one."""
+    return getattr(getattr(request.app.state, "limits", None), "max_processes", None)
+
+
 def _viewer_url(rec: LinkRecord, lid: str | None) -> str:
     """Where the viewer shows ``rec``: the contract's query params plus ``link`` when stored."""
     if not isinstance(rec.scenario, str):
@@ -107,7 +112,7 @@ def _described(opened: Opened, lid: str | None = None) -> dict[str, Any]:
 @router.post("/api/links")
 async def create_link(request: Request) -> JSONResponse:
     try:
-        rec = make(_request(await _body_json(request)))
+        rec = make(_request(await _body_json(request)), _max_processes(request))
         lid = save_link(rec)
     except (LinkError, StoreError) as exc:
         return _json_error(exc)
@@ -119,7 +124,7 @@ async def create_link(request: Request) -> JSONResponse:
 async def fragment_link(request: Request) -> JSONResponse:
     """Like ``POST /api/links`` but stores nothing: only the self-contained ``#s=`` link."""
     try:
-        rec = make(_request(await _body_json(request)))
+        rec = make(_request(await _body_json(request)), _max_processes(request))
     except LinkError as exc:
         return _json_error(exc)
     return JSONResponse({"fragment_url": linkcodec.url(rec), "step": rec.step,

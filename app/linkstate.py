@@ -121,7 +121,8 @@ def normal_scenario(ref: str | dict[str, Any], sc: Scenario) -> str | dict[str, 
     return sc.model_dump(mode="json", exclude_defaults=True)
 
 
-def _replay(sc: Scenario, variant: str | None, schedule: list[str], step: int | None) -> Simulator:
+def _replay(sc: Scenario, variant: str | None, schedule: list[str], step: int | None,
+            max_processes: int | None = None) -> Simulator:
     if len(schedule) > MAX_SCHEDULE:
         raise LinkError(413, f"link.schedule: {len(schedule)} events, the limit is {MAX_SCHEDULE} "
                              "(ALLOCSCOPE_LINK_MAX_SCHEDULE)")
@@ -134,6 +135,9 @@ def _replay(sc: Scenario, variant: str | None, schedule: list[str], step: int | 
         raise LinkError(400, f"link.variant: {exc}" if "variant" in str(exc) else str(exc)) from None
     except Exception as exc:  # a protocol's setup choking on odd params is still bad input
         raise LinkError(400, f"scenario: cannot be built ({type(exc).__name__}: {exc})") from None
+    if max_processes is not None and len(sim.pids) > max_processes:
+        raise LinkError(413, f"scenario: {len(sim.pids)} processes; this server allows "
+                             f"{max_processes} (ALLOCSCOPE_MAX_PROCESSES)")
     try:
         sim.replay(schedule)
         sim.goto(k)
@@ -145,10 +149,11 @@ def _replay(sc: Scenario, variant: str | None, schedule: list[str], step: int | 
     return sim
 
 
-def make(req: LinkRequest) -> LinkRecord:
-    """Replay a viewer's state and return the link record that reproduces it."""
+def make(req: LinkRequest, max_processes: int | None = None) -> LinkRecord:
+    """Replay a viewer's state and return the link record that reproduces it (a scenario the
+    server's sessions would refuse, over ``max_processes``, is refused here too: 413)."""
     sc = scenario_of(req.scenario)
-    sim = _replay(sc, req.variant, req.schedule, req.step)
+    sim = _replay(sc, req.variant, req.schedule, req.step, max_processes)
     h = sim.state_hash()
     if req.state_hash is not None and req.state_hash != h:
         raise LinkError(400, f"link.state_hash: the server replays this schedule to {h[:12]}…, "

@@ -184,6 +184,9 @@ def test_over_the_size_limit_is_413(client: TestClient) -> None:
     long_sched = {"scenario": "token-ring", "schedule": ["m0"] * (linkstate.MAX_SCHEDULE + 1)}
     r3 = client.post("/api/links", json=long_sched)
     assert r3.status_code == 413 and "ALLOCSCOPE_LINK_MAX_SCHEDULE" in r3.json()["detail"]
+    many = {"id": "many", "title": "many", "protocol": "token_ring", "params": {"n": 5000}}
+    r4 = client.post("/api/links", json={"scenario": many})     # the sessions would refuse it
+    assert r4.status_code == 413 and "ALLOCSCOPE_MAX_PROCESSES" in r4.json()["detail"]
 
 
 # ------------------------------------------------------------------ self-contained links
