@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,6 +31,7 @@ from .limits import Limits, TokenBucket
 from .session import Session, SessionError
 
 router = APIRouter()
+log = logging.getLogger("allocscope.ws")
 
 OUT_QUEUE = 16          # answers waiting to be sent; the receive loop waits when it is full
 PLAY_BATCH = 256        # steps play may take before it yields to the sender and the commands
@@ -113,7 +115,10 @@ class Connection:
                 self.room.set()
             elif self.dirty and self.session.sim is not None:
                 self.dirty = False
-                text = encode(self.frames.incremental(self.session, None))
+                try:
+                    text = encode(self.frames.incremental(self.session, None))
+                except Exception as exc:   # noqa: BLE001
+                    text = encode(self.internal(None, "while building a play frame", exc))
             else:
                 self.wake.clear()
                 await self.wake.wait()
@@ -161,6 +166,16 @@ class Connection:
             return self.dispatch(cmd)
         except SessionError as exc:
             return error(cmd.id, str(exc))
+        except Exception as exc:   # noqa: BLE001 - a protocol bug must not end the connection
+            return self.internal(cmd.id, f"while handling {cmd.op!r}", exc)
+
+    def internal(self, reply_to: Any, where: str, exc: BaseException) -> dict[str, Any]:
+        """An error frame for a bug (logged with its traceback); the next full frame rebuilds
+        the browser's view from scratch, since the session may have moved half a step."""
+        log.exception("internal error %s", where)
+        self.session.playing = False
+        self.frames = FrameBuilder()
+        return error(reply_to, f"internal error {where}: {type(exc).__name__}: {exc}"[:500])
 
     def dispatch(self, cmd: Any) -> dict[str, Any]:
         s = self.session
@@ -237,10 +252,17 @@ class Connection:
                 t0, done, due = now - done / speed, done, 1
             start = now
             for _ in range(min(due, PLAY_BATCH)):
-                r = s.play_step()
+                try:
+                    r = s.play_step()
+                except Exception as exc:   # noqa: BLE001 - a protocol bug during play
+                    self.push(self.internal(None, "during play", exc))
+                    return
                 done += 1
                 if r.status != "ok":
-                    self.push(self.frames.incremental(s, None, notice=r.notice))
+                    try:
+                        self.push(self.frames.incremental(s, None, notice=r.notice))
+                    except Exception as exc:   # noqa: BLE001
+                        self.push(self.internal(None, "while building a play frame", exc))
                     return
                 self.dirty = True
                 if loop.time() - start > PLAY_SLICE:

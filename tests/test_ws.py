@@ -639,3 +639,19 @@ def test_incremental_frames_carry_only_the_newest_per_request_metrics(peer):
     f = peer.cmd("deliver", event=sim.trace[-1])
     assert len(f["metrics"]["per_request"]) == 60
     assert f["metrics"]["served"] > 60
+
+
+def test_a_protocol_bug_is_an_error_frame_not_a_dead_connection(peer, monkeypatch):
+    from protocols import registry
+    proto = registry.get("token_ring")
+    peer.cmd("load", scenario="token-ring")
+
+    def broken(sim):
+        raise RuntimeError("view exploded")
+    monkeypatch.setattr(proto, "view", broken)
+    f = peer.cmd("scheduler", kind="oldest")
+    f = peer.cmd("step")
+    assert f["type"] == "error" and "internal error" in f["message"] and "exploded" in f["message"]
+    monkeypatch.undo()
+    f = peer.cmd("load", scenario="token-ring")
+    assert f["type"] == "frame" and "view" in f
