@@ -15,6 +15,23 @@ from protocols.scenario import gallery
 HTML = {"accept": "text/html"}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _private_link_store(tmp_path_factory):
+    """Short links made by these tests go to a temporary folder, not the checkout's data/."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ALLOCSCOPE_DATA", str(tmp_path_factory.mktemp("links")))
+    try:
+        from app.store import reset_stores
+    except ImportError:
+        reset_stores = None
+    if reset_stores:
+        reset_stores()
+    yield
+    mp.undo()
+    if reset_stores:
+        reset_stores()
+
+
 @pytest.fixture(scope="module")
 def client() -> TestClient:
     return TestClient(create_app(Limits()))
@@ -122,3 +139,17 @@ def test_static_js_is_served_as_javascript(client):
     assert r.status_code == 200
     assert r.headers["content-type"].split(";")[0] == "text/javascript"
     assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_viewer_opens_a_short_link_even_for_a_scenario_object(client):
+    obj = gallery()["token-ring"].model_dump(mode="json")
+    obj.update(id="my-ring", title="My <b>ring</b>", params={"n": 6, "requests": 1})
+    r = client.post("/api/links", json={"scenario": obj, "schedule": ["e:p0:request"]})
+    if r.status_code == 404:
+        pytest.skip("share links are not part of this checkout")
+    assert r.status_code == 201, r.text
+    page = client.get(f"/sim/-?link={r.json()['id']}", headers=HTML)
+    assert page.status_code == 200
+    assert "My &lt;b&gt;ring&lt;/b&gt;" in page.text and "<b>ring</b>" not in page.text
+    bad = client.get("/sim/-?link=zzzzzzzzzzzzzzzz", headers=HTML)
+    assert bad.status_code == 404 and "zzzzzzzzzzzzzzzz" in bad.text

@@ -23,6 +23,23 @@ from protocols.scenario import gallery
 GALLERY = list(gallery())
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _private_link_store(tmp_path_factory):
+    """Short links made by these tests go to a temporary folder, not the checkout's data/."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ALLOCSCOPE_DATA", str(tmp_path_factory.mktemp("links")))
+    try:
+        from app.store import reset_stores
+    except ImportError:
+        reset_stores = None
+    if reset_stores:
+        reset_stores()
+    yield
+    mp.undo()
+    if reset_stores:
+        reset_stores()
+
+
 class Peer:
     """A test client that pairs every command with its one answer."""
 
@@ -655,3 +672,54 @@ def test_a_protocol_bug_is_an_error_frame_not_a_dead_connection(peer, monkeypatc
     monkeypatch.undo()
     f = peer.cmd("load", scenario="token-ring")
     assert f["type"] == "frame" and "view" in f
+
+
+# ---------------------------------------------------------------------- fuzzing
+def _fuzz_commands():
+    from hypothesis import strategies as st
+    ids = st.sampled_from(["m0", "m1", "m2", "m3", "e:p0:request", "e:p1:request", "e:p3:release",
+                           "f:drop:m0", "f:crash:p1", "f:corrupt:p2:token=True", "zz", ""])
+    nums = st.one_of(st.integers(-5, 12), st.integers(), st.floats(allow_nan=False),
+                     st.text(max_size=3), st.none(), st.booleans())
+    valid = st.one_of(
+        st.fixed_dictionaries({"op": st.just("load"), "scenario": st.sampled_from(GALLERY)}),
+        st.fixed_dictionaries({"op": st.just("step")}),
+        st.fixed_dictionaries({"op": st.just("deliver"), "event": ids}),
+        st.fixed_dictionaries({"op": st.just("fault"), "event": ids}),
+        st.fixed_dictionaries({"op": st.sampled_from(["back", "reset", "pause"])}),
+        st.fixed_dictionaries({"op": st.just("goto"), "step": nums}),
+        st.fixed_dictionaries({"op": st.just("speed"), "steps_per_second": nums}),
+        st.fixed_dictionaries({"op": st.just("scheduler"),
+                               "kind": st.sampled_from(["manual", "random", "oldest",
+                                                        "round-robin", "scripted", "x"]),
+                               "seed": nums}),
+        st.fixed_dictionaries({"op": st.just("inspect"), "proc": st.sampled_from(["p0", "p9", ""])}),
+    )
+    junk = st.dictionaries(st.sampled_from(["op", "id", "step", "event", "x"]), nums, max_size=3)
+    as_text = st.one_of(valid, junk).map(json.dumps)
+    broken = st.one_of(as_text.map(lambda t: t[: max(0, len(t) - 3)]), st.text(max_size=20))
+    return st.lists(st.one_of(as_text, as_text, broken), min_size=1, max_size=12)
+
+
+def test_fuzzed_command_sequences_each_get_exactly_one_answer(client):
+    from hypothesis import given, settings
+
+    @settings(max_examples=40, deadline=None)
+    @given(_fuzz_commands())
+    def run(texts):
+        with client.websocket_connect("/ws") as ws:
+            p = Peer(ws)
+            for i, text in enumerate(texts):
+                try:
+                    data = json.loads(text)
+                except ValueError:
+                    data = None
+                if isinstance(data, dict):          # tag it so the answer can be paired
+                    data["id"] = f"c{i}"
+                    text = json.dumps(data)
+                f = p.raw(text)
+                assert f["type"] in ("frame", "error", "inspect"), f
+                if isinstance(data, dict):
+                    assert f["reply_to"] == f"c{i}", (text, f)
+            assert p.cmd("load", scenario="token-ring")["type"] == "frame"   # still alive
+    run()
