@@ -35,6 +35,7 @@ MEASURE_JS = """async (seconds) => {
   window.addEventListener('allocscope:drawn', onDrawn);
   const t0 = performance.now();
   const step0 = a.model.step;
+  const tm0 = { ...a.timing };
   // time our own drawing: wrap the rAF callbacks' work via the long-task-free path
   const obs = new PerformanceObserver((l) => { for (const e of l.getEntries()) drawMs += e.duration; });
   try { obs.observe({ type: 'longtask', buffered: false }); } catch (e) {}
@@ -47,7 +48,9 @@ MEASURE_JS = """async (seconds) => {
   });
   obs.disconnect();
   window.removeEventListener('allocscope:drawn', onDrawn);
-  return { stamps, draws, steps: a.model.step - step0, longTaskMs: drawMs,
+  const tm = {};
+  for (const k of Object.keys(a.timing)) tm[k] = a.timing[k] - tm0[k];
+  return { stamps, draws, steps: a.model.step - step0, longTaskMs: drawMs, timing: tm,
            playing: a.model.playing, nodes: a.model.view.nodes.size };
 }"""
 
@@ -123,6 +126,12 @@ def main() -> None:
     print(f"simulation steps shown per second: {res['steps'] / secs:.0f}   "
           f"redraws per second: {res['draws'] / secs:.1f}")
     print(f"long tasks (> 50 ms) in the window: {res['longTaskMs']:.0f} ms total")
+    tm = res["timing"]
+    per = max(1, tm["frames"])
+    print("our drawing code per redraw: " + ", ".join(
+        f"{k} {tm[k] / per:.2f} ms" for k in ("view", "side", "spacetime", "other")))
+    print(f"websocket frames handled: {tm['messages'] / secs:.0f}/s, "
+          f"{tm['onmessage'] / max(1, tm['messages']):.2f} ms each (parse excluded)")
 
 
 if __name__ == "__main__":

@@ -37,10 +37,11 @@ function onStatus(s) {
   c.dataset.state = s;
 }
 
-function toast(message) {
+/** A short message over the view: errors in red, notices (why play stopped) in ink. */
+function toast(message, kind = "error") {
   const b = $("fault-hint");
   b.hidden = false;
-  b.classList.add("error");
+  b.classList.toggle("error", kind === "error");
   b.textContent = message;
   clearTimeout(toast.t);
   toast.t = setTimeout(() => { b.classList.remove("error"); showArmed(); }, 3500);
@@ -136,6 +137,13 @@ const updLegend = setupLegend($("legend"));
 $("view").addEventListener("click", () => { if (ui.selected) handlers.selectNode(ui.selected); });
 
 function onFrame(msg) {
+  const t0 = performance.now();
+  handleFrame(msg);
+  timing.messages = (timing.messages || 0) + 1;
+  timing.onmessage = (timing.onmessage || 0) + performance.now() - t0;
+}
+
+function handleFrame(msg) {
   if (msg.type === "inspect") {
     if (msg.proc === ui.selected) renderInspector($("inspector"), msg);
     return;
@@ -146,6 +154,8 @@ function onFrame(msg) {
   const before = model.step, wasPlaying = model.playing;
   const kind = applyFrame(model, msg);
   if (kind === "full") ui.fullSinceDraw = true;
+  if (model.notice && msg.notice !== ui.lastNotice) toast(model.notice, "notice");
+  ui.lastNotice = msg.notice;
   // Replaying a recorded stretch does not fire a monitor anew on the server, so stop here when
   // play crosses a marker of the timeline: a finding is always shown, never played through.
   const crossed = wasPlaying && model.playing
@@ -155,6 +165,7 @@ function onFrame(msg) {
   render();
 }
 
+const timing = { frames: 0, view: 0, side: 0, spacetime: 0, other: 0, messages: 0, onmessage: 0 };   // ms, for benchmarks
 let pending = false;
 function render() {
   if (pending) return;
@@ -165,21 +176,24 @@ function render() {
 let metricsAt = 0;
 function draw() {
   pending = false;
+  const t0 = performance.now();
   renderView(stage, model, hooks, handlers, ui);
+  const t1 = performance.now();
   updMonitors(model, stage);
   updControls(model);
-  const now = performance.now();
   // While playing fast, the side lists and the diagram refresh a few times a second at most.
-  const busy = model.playing && now - (ui.sideAt || 0) < 200;
+  const busy = model.playing && t1 - (ui.sideAt || 0) < 200;
   if (!busy) {
-    ui.sideAt = now;
+    ui.sideAt = t1;
     updEvents(model);
     updNarration(model, ui.fullSinceDraw, ui.tab === "log");
     ui.fullSinceDraw = false;
   }
-  if (!model.playing || now - (ui.stAt || 0) > 100) { ui.stAt = now; updSpacetime(model); }
+  const t2 = performance.now();
+  if (!model.playing || t2 - (ui.stAt || 0) > 100) { ui.stAt = t2; updSpacetime(model); }
+  const t3 = performance.now();
   updLegend();
-  if (ui.tab === "metrics" && performance.now() - metricsAt > 250) { metricsAt = performance.now(); renderMetrics($("metrics"), model); }
+  if (ui.tab === "metrics" && t3 - metricsAt > 250) { metricsAt = t3; renderMetrics($("metrics"), model); }
   clearDirty(model);
   const b = document.body.dataset;
   b.step = String(model.step);
@@ -187,10 +201,12 @@ function draw() {
   b.playing = String(model.playing);
   b.ready = "1";
   window.dispatchEvent(new CustomEvent("allocscope:drawn", { detail: { step: model.step } }));
+  const t4 = performance.now();
+  timing.frames++; timing.view += t1 - t0; timing.side += t2 - t1; timing.spacetime += t3 - t2; timing.other += t4 - t3;
 }
 
 window.addEventListener("resize", () => { ui.forceAll = true; render(); });
-window.allocscope = { model, act, ui };
+window.allocscope = { model, act, ui, timing };
 
 // Share / fork / export tools (static/js/share.js, when present) may first point `page` at a
 // shared state carried by the link; then we load.

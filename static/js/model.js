@@ -32,7 +32,10 @@ function patchView(m, p) {
   const view = m.view;
   for (const n of p.nodes || []) { view.nodes.set(String(n.id), n); m.dirty.nodes.add(String(n.id)); }
   if (p.queues && p.queues.length) {
-    for (const q of p.queues) view.queues.set(qkey(q), q);
+    for (const q of p.queues) {
+      if (q.removed) view.queues.delete(qkey(q));
+      else view.queues.set(qkey(q), q);
+    }
     m.dirty.queues = true;
   }
   if (p.edges) { view.edges = p.edges; m.dirty.edges = true; }
@@ -61,6 +64,7 @@ export function applyFrame(m, f) {
   if (f.scheduler) m.scheduler = f.scheduler;
   if (f.enabled) m.enabled = f.enabled;
   m.narration = f.narration || [];
+  m.notice = f.notice || "";
   if (f.monitors) m.monitors = f.monitors;
   if (f.metrics) m.metrics = f.metrics;
   if (f.protocol) m.protocol = f.protocol;
@@ -74,10 +78,12 @@ export function applyFrame(m, f) {
   }
   m.findings = m.findings.filter((x) => x.step <= m.total);
   if (f.history) { m.history = f.history.filter(Boolean); full = true; }
-  else if (f.step_record) {
-    const r = f.step_record;
-    while (m.history.length && m.history[m.history.length - 1].step >= r.step) m.history.pop();
-    m.history.push(r);
+  else if (f.step_record || (f.skipped_records && f.skipped_records.length)) {
+    // Coalesced play frames carry the records of the steps they skipped, then this step's.
+    const recs = (f.skipped_records || []).concat(f.step_record ? [f.step_record] : []);
+    const first = recs[0].step;
+    while (m.history.length && m.history[m.history.length - 1].step >= first) m.history.pop();
+    for (const r of recs) m.history.push(r);
     if (m.history.length > 2000) m.history.splice(0, m.history.length - 2000);
   } else if (m.step < prevStep) {
     m.history = m.history.filter((r) => r.step <= m.step);
