@@ -174,3 +174,29 @@ def test_exports_from_the_viewer(page: Any, live_server: str, tmp_path: Path) ->
         assert root.tag == "{http://www.w3.org/2000/svg}svg"
         drawn = page.evaluate(f"() => document.getElementById('{svg_id}').querySelectorAll('*').length")
         assert len(list(root.iter())) >= drawn      # everything drawn, plus the inlined <style>
+
+
+def test_browser_codec_matches_the_server(page: Any, live_server: str) -> None:
+    """static/js/links.js (CompressionStream 'deflate') and app/linkcodec.py (zlib) read each
+    other's fragments."""
+    made = httpx.post(f"{live_server}/api/links", json={
+        "scenario": "token-ring-lossy", "schedule": ["e:p3:request", "m0", "m1"], "step": 2}).json()
+    payload = made["fragment_url"].split("#s=")[1]
+    page.goto(f"{live_server}/editor")
+    got = page.evaluate("""async (payload) => {
+        const L = await import('/static/js/links.js');
+        const rec = await L.decodeFragment(payload);
+        rec.step = 1;
+        const again = await L.encodeFragment(rec);
+        return {rec, again};
+    }""", payload)
+    assert got["rec"]["state_hash"] == made["state_hash"] and got["rec"]["format"] == 1
+    r = httpx.post(f"{live_server}/api/links/decode", json={"fragment": got["again"]})
+    assert r.status_code == 400 and "state_hash" in r.json()["detail"]   # step 1 ≠ recorded
+    ok = httpx.post(f"{live_server}/api/links/fragment", json={
+        "scenario": "token-ring-lossy", "schedule": ["e:p3:request", "m0", "m1"], "step": 1}).json()
+    rec1 = page.evaluate("async (p) => (await import('/static/js/links.js')).decodeFragment(p)",
+                         ok["fragment_url"].split("#s=")[1])
+    js = page.evaluate("async (r) => (await import('/static/js/links.js')).encodeFragment(r)", rec1)
+    assert httpx.post(f"{live_server}/api/links/decode",
+                      json={"fragment": js}).json()["state_hash"] == ok["state_hash"]
