@@ -26,6 +26,7 @@ class Limits:
     command_burst: int = 100           # token bucket size
     play_burst: int = 100_000          # steps one `play` may take before it pauses by itself
     max_sessions: int = 200            # concurrent websocket sessions per worker (close 1008)
+    idle_seconds: float = 3600.0       # no command for this long (and not playing): close 1001
     allowed_origins: tuple[str, ...] = ()   # besides the same origin; "*" allows any
 
     @classmethod
@@ -43,7 +44,7 @@ class Limits:
                 values[f.name] = tuple(o.strip().rstrip("/") for o in raw.split(",") if o.strip())
                 continue
             try:
-                num = float(raw) if f.name == "commands_per_second" else int(raw)
+                num = float(raw) if f.type in ("float", float) else int(raw)
             except ValueError:
                 raise ValueError(f"{key}: must be a number, not {raw!r}") from None
             if num <= 0:

@@ -38,6 +38,7 @@ PLAY_BATCH = 256        # steps play may take before it yields to the sender and
 PLAY_SLICE = 0.02       # seconds of stepping before play yields, whatever the batch
 POLICY = 1008           # close codes: policy violation
 TOO_BIG = 1009          # message too big
+IDLE = 1001             # going away: no command for ALLOCSCOPE_IDLE_SECONDS
 
 
 class _Registry:
@@ -128,8 +129,15 @@ class Connection:
     # ------------------------------------------------------------------ incoming
     async def receive_loop(self) -> None:
         loop = asyncio.get_running_loop()
+        idle = self.limits.idle_seconds
         while True:
-            msg = await self.ws.receive()
+            try:
+                msg = await asyncio.wait_for(self.ws.receive(), idle)
+            except TimeoutError:
+                if self.session.playing:        # watching a long play is not idling
+                    continue
+                await self.ws.close(IDLE, f"idle for {idle:g} s (ALLOCSCOPE_IDLE_SECONDS)")
+                return
             if msg["type"] == "websocket.disconnect":
                 return
             text = msg.get("text")

@@ -723,3 +723,19 @@ def test_fuzzed_command_sequences_each_get_exactly_one_answer(client):
                     assert f["reply_to"] == f"c{i}", (text, f)
             assert p.cmd("load", scenario="token-ring")["type"] == "frame"   # still alive
     run()
+
+
+def test_an_idle_connection_is_closed_with_1001_but_not_while_playing():
+    client = TestClient(create_app(Limits(idle_seconds=0.3)))
+    with client.websocket_connect("/ws") as ws:
+        p = Peer(ws)
+        obj = gallery()["token-ring"].model_dump(mode="json")
+        obj["params"] = {"n": 4, "requests": 2}
+        p.cmd("load", scenario=obj)
+        p.cmd("speed", steps_per_second=40)
+        start = p.cmd("play")["step"]
+        frames = p.until_paused()            # no command sent during play
+        assert frames[-1]["step"] - start >= 20 and frames[-1]["notice"]   # ≥ 0.5 s at 40/s
+        with pytest.raises(WebSocketDisconnect) as exc:
+            ws.receive_text()
+        assert exc.value.code == 1001
