@@ -1,0 +1,150 @@
+"""What a coterie scenario fixes for a whole run: the structure, the local coterie, the workload
+and the resource-selection strategy. Bad values raise ScenarioError naming the field.
+
+``params``:
+- ``coterie``: ``local`` (Algorithm LocalCoterie, default) | ``global`` | ``grid`` | ``custom``
+  (then ``quorums`` maps each process to its list of quorums; accepted only when valid);
+- ``strategy``: how u picks k of A_u in Case 1: ``lowest`` (lowest resource id, default),
+  ``arbitrary`` (a draw seeded by ``seed``, the request and the process), ``preference`` (each
+  process's ranking in ``preference``, as in the Discussion's printer example);
+- ``quorum_choice``: ``first`` (default) or ``rotate`` (request i uses quorum i mod |Q_u|).
+
+``workload``: ``{"requests": {"a": [1, 2], ...}}`` (k per request, in order) or
+``{"rounds": 2, "k": 1 | "all" | "random", "seed": 0}`` for every process.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from ..scenario import ScenarioError
+from . import quorums as qm
+from .structure import SharingStructure, from_topology
+
+STRATEGIES = ("lowest", "arbitrary", "preference")
+
+
+@dataclass(frozen=True)
+class Config:
+    S: SharingStructure
+    Q: dict[str, tuple[tuple[str, ...], ...]]     # the local coterie {Q_u}
+    R_of: dict[str, tuple[str, ...]]              # R_v = ⋃ α(w) over w ∈ S_v: what v manages
+    rank: dict[str, int]                          # process id numbers 1..n (stamp tie-break)
+    workload: dict[str, tuple[int, ...]]          # k of each request, per process
+    strategy: str
+    preference: dict[str, tuple[str, ...]]
+    quorum_choice: str
+    seed: int
+    coterie_kind: str
+
+
+def _int(value: Any, field: str, lo: int, hi: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise ScenarioError(f"{field}: must be a whole number from {lo} to {hi}")
+    return value
+
+
+def build(scenario: Any) -> Config:
+    p, wl = scenario.params, scenario.workload
+    S = from_topology(scenario.topology)
+    kind = p.get("coterie", "local")
+    try:
+        if kind == "custom":
+            Q = qm.from_lists(S, p.get("quorums"), "scenario.params.quorums")
+        elif kind in qm.CONSTRUCTIONS:
+            Q = qm.CONSTRUCTIONS[kind](S)
+        else:
+            raise ScenarioError(f"scenario.params.coterie: {kind!r} is not one of local, global, "
+                                "grid, custom")
+        qm.validate(S, Q)
+    except qm.CoterieError as exc:
+        field = "scenario.params.quorums" if kind == "custom" else "scenario.params.coterie"
+        msg = str(exc)
+        raise ScenarioError(msg if msg.startswith("scenario.") else f"{field}: {msg}") from None
+    # S_v = {w | v ∈ q for some q ∈ Q_w}; R_v = ⋃_{w ∈ S_v} α(w) (Section 4).
+    R_of = {}
+    for v in S.U:
+        rs = {r for w in S.U if any(v in q for q in Q[w]) for r in S.alpha[w]}
+        R_of[v] = tuple(r for r in S.R if r in rs)
+    strategy = p.get("strategy", "lowest")
+    if strategy not in STRATEGIES:
+        raise ScenarioError(f"scenario.params.strategy: {strategy!r} is not one of "
+                            f"{', '.join(STRATEGIES)}")
+    pref = _preference(S, p.get("preference", {}), strategy)
+    choice = p.get("quorum_choice", "first")
+    if choice not in ("first", "rotate"):
+        raise ScenarioError("scenario.params.quorum_choice: must be 'first' or 'rotate'")
+    seed = _int(p.get("seed", 0), "scenario.params.seed", 0, 2**63 - 1)
+    return Config(S, Q, R_of, {u: i + 1 for i, u in enumerate(S.U)}, _workload(S, wl),
+                  strategy, pref, choice, seed, kind)
+
+
+def _preference(S: SharingStructure, raw: Any, strategy: str) -> dict[str, tuple[str, ...]]:
+    if not isinstance(raw, dict):
+        raise ScenarioError("scenario.params.preference: must map processes to resource lists")
+    out = {}
+    for u in S.U:
+        ranking = raw.get(u, list(S.alpha[u]))
+        if not isinstance(ranking, list) or sorted(ranking) != sorted(S.alpha[u]):
+            raise ScenarioError(f"scenario.params.preference.{u}: must order exactly α({u}) = "
+                                f"{list(S.alpha[u])}")
+        out[u] = tuple(ranking)
+    for u in raw:
+        if u not in S.U:
+            raise ScenarioError(f"scenario.params.preference: unknown process {u!r}")
+    return out
+
+
+def _workload(S: SharingStructure, wl: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    if "requests" in wl:
+        raw = wl["requests"]
+        if not isinstance(raw, dict):
+            raise ScenarioError("scenario.workload.requests: must map processes to lists of k")
+        out = {}
+        for u in S.U:
+            ks = raw.get(u, [])
+            if not isinstance(ks, list) or len(ks) > 1000:
+                raise ScenarioError(f"scenario.workload.requests.{u}: must be a list of at most "
+                                    "1000 request sizes")
+            for k in ks:
+                _int(k, f"scenario.workload.requests.{u}", 1, len(S.alpha[u]))
+            out[u] = tuple(ks)
+        for u in raw:
+            if u not in S.U:
+                raise ScenarioError(f"scenario.workload.requests: unknown process {u!r}")
+        return out
+    rounds = _int(wl.get("rounds", 1), "scenario.workload.rounds", 0, 1000)
+    k = wl.get("k", 1)
+    rng = random.Random(_int(wl.get("seed", 0), "scenario.workload.seed", 0, 2**63 - 1))
+    out = {}
+    for u in S.U:
+        a = len(S.alpha[u])
+        if k == "all":
+            out[u] = (a,) * rounds
+        elif k == "random":
+            out[u] = tuple(rng.randint(1, a) for _ in range(rounds))
+        else:
+            _int(k, "scenario.workload.k", 1, 10**6)
+            out[u] = (min(k, a),) * rounds
+    return out
+
+
+def select(cfg: Config, u: str, A: tuple[str, ...], k: int, request_no: int) -> tuple[str, ...]:
+    """Case 1's "selects a set of k resources from A_u", by the scenario's strategy."""
+    if cfg.strategy == "preference":
+        ranked = [r for r in cfg.preference[u] if r in A]
+    elif cfg.strategy == "arbitrary":
+        ranked = list(A)
+        random.Random(f"{cfg.seed}:{u}:{request_no}").shuffle(ranked)
+    else:
+        ranked = list(A)
+    chosen = set(ranked[:k])
+    return tuple(r for r in cfg.S.R if r in chosen)
+
+
+def quorum_for(cfg: Config, u: str, request_no: int) -> tuple[str, ...]:
+    """Case 1's "arbitrarily selects a quorum q ∈ Q_u"."""
+    Qu = cfg.Q[u]
+    return Qu[request_no % len(Qu)] if cfg.quorum_choice == "rotate" else Qu[0]

@@ -1,0 +1,258 @@
+"""AllocResource (Kakugawa & Yamashita, Section 4): one handler per numbered Case.
+
+Narration references use ``algorithm="AllocResource"`` and ``lines=(case,)``: the paper numbers
+the cases of its event-driven algorithm, not lines.
+
+Variants (docs/protocols/coterie.md has the races and the reasoning):
+- ``as-printed``: the Cases literally. Case (8)'s "if it has sent back an UNLOCK" is read as LOCK
+  (a preempted process answers RETURN only while it has not locked yet). W_v := ⊥ when the LOCK
+  of W_v arrives, by the definition of W_v (Case 6 does not say it).
+- ``full``: the smallest repair we found that makes mutual exclusion, Lemma 1 and deadlock-
+  freedom hold on exhaustively explored instances:
+  (R1) RESPONSE, PREEMPT and RETURN carry the stamp of the QUERY they answer, and a stale one is
+       ignored (the requester's Case 3 / Case 8, the member's Case 5);
+  (R2) on the LOCK of w, v removes w's QUERY from X_v (Case 4 re-queued it when it preempted w);
+  (R3) while a PREEMPT to W_v is unanswered, Case 7 sends W_v no updated D_v (the permission is
+       being taken back; the next holder gets a fresh D_v in Case 5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..kernel import ENV, Action, Ctx, Guard, Message, Protocol, Setup
+from . import monitors, view
+from .config import Config, build, quorum_for, select
+from .state import Member, Proc, Requester
+
+ALG = "AllocResource"
+
+
+class Coterie(Protocol):
+    id = "coterie"
+    title = "Local coteries and AllocResource (Kakugawa & Yamashita)"
+    version = "1"
+    variants = ("as-printed", "full")
+    default_variant = "full"
+    channels = "fifo"
+    view_kind = "quorum"
+    fault_kinds = ("drop", "duplicate", "crash")
+    paper = "004_f96f560584c998c8.txt"
+
+    # ---- building -------------------------------------------------------------------------
+    def setup(self, scenario: Any, variant: str) -> Setup:
+        cfg = build(scenario)
+        states = tuple(Proc(mem=Member(D=tuple((r, None, 0) for r in cfg.R_of[v])))
+                       for v in cfg.S.U)   # D_v(r) = (⊥, 0) initially
+        return Setup(cfg.S.U, states, cfg, capacity={r: 1 for r in cfg.S.R})
+
+    def _full(self, ctx: Ctx) -> bool:
+        return ctx.variant == "full"
+
+    # ---- environment: the resource access phase -------------------------------------------
+    def actions(self, config: Config, pid: str, s: Proc) -> list[Action]:
+        r = s.req
+        if r.phase == "idle" and r.done < len(config.workload[pid]):
+            k = config.workload[pid][r.done]
+            return [Action(ENV, "request", f"{pid} requests {k} resource{'s' * (k > 1)}",
+                           progress=False, algorithm=ALG, lines=(1,))]
+        if r.phase == "cs":
+            return [Action(ENV, "release", f"{pid} releases {', '.join(r.G)}",
+                           algorithm=ALG, lines=(2,))]
+        return []
+
+    def guards(self, config: Config, pid: str, s: Proc) -> list[Guard]:
+        return monitors.guards(config, pid, s)
+
+    def do_request(self, ctx: Ctx, u: str, _arg: str) -> None:
+        # Case (1): pick q ∈ Q_u, send ⟨QUERY, u, C_u⟩ to every process in q, then wait.
+        cfg: Config = ctx.config
+        s = ctx.get(u)
+        k = cfg.workload[u][s.req.done]
+        q = quorum_for(cfg, u, s.req.done)
+        C = s.C + 1
+        ts = (C, cfg.rank[u])
+        ctx.put(u, replace(s, C=C, req=Requester("query", k, q, ts, (), (), s.req.done + 1)))
+        ctx.request(u)
+        for v in q:
+            ctx.send(u, v, "QUERY", ts)
+        ctx.say(f"{u} wants {k} of α({u}) = {{{', '.join(cfg.S.alpha[u])}}} and sends "
+                f"QUERY stamped {ts} to its quorum {{{', '.join(q)}}}", u, ALG, (1,))
+
+    def do_release(self, ctx: Ctx, u: str, _arg: str) -> None:
+        # Case (2): send ⟨UNLOCK, u, C_u, G_u⟩ to every v ∈ q.
+        s = ctx.get(u)
+        C = s.C + 1
+        for v in s.req.q:
+            ctx.send(u, v, "UNLOCK", (C, s.req.G))
+        ctx.exit_cs(u)
+        ctx.put(u, replace(s, C=C, req=replace(s.req, phase="idle", G=(), copies=(), k=0)))
+        ctx.say(f"{u} releases {', '.join(s.req.G)} and sends UNLOCK to "
+                f"{{{', '.join(s.req.q)}}}", u, ALG, (2,))
+
+    # ---- requester side ---------------------------------------------------------------------
+    def on_RESPONSE(self, ctx: Ctx, msg: Message) -> None:
+        # Case (3): keep the latest D_v (FIFO channels: the last one received is the latest).
+        u, v = msg.dst, msg.src
+        d, stamp = msg.body
+        s = ctx.get(u)
+        if s.req.phase != "query" or (self._full(ctx) and stamp != s.req.ts):
+            why = "no request is pending" if s.req.phase != "query" else \
+                f"it answers the old request {stamp}, not {s.req.ts} (R1)"
+            ctx.say(f"{u} discards a RESPONSE from {v}: {why}", u, ALG, (3,))
+            return
+        ctx.put(u, replace(s, req=s.req.with_copy(v, d)))
+        ctx.say(f"{u} stores D_{v} from {v}'s RESPONSE", u, ALG, (3,))
+        self._try_lock(ctx, u)
+
+    def _try_lock(self, ctx: Ctx, u: str) -> None:
+        # Case (1), second half: once every v ∈ q answered and |A_u| ≥ k, LOCK k of A_u.
+        cfg: Config = ctx.config
+        s = ctx.get(u)
+        if not s.req.has_all():
+            return
+        monitors.check_lemma1_on_entry(ctx, u)
+        A = s.req.A(cfg.S.alpha[u])
+        if len(A) < s.req.k:
+            ctx.say(f"{u} is in its Q-region but A_{u} = {{{', '.join(A)}}} has fewer than "
+                    f"{s.req.k} free resources: it waits for updates", u, ALG, (1,))
+            return
+        G = select(cfg, u, A, s.req.k, s.req.done - 1)
+        C = s.C + 1
+        for v in s.req.q:
+            ctx.send(u, v, "LOCK", (C, G))
+        ctx.put(u, replace(s, C=C, req=replace(s.req, phase="cs", G=G, copies=())))
+        ctx.enter_cs(u, G)
+        ctx.say(f"{u} has a RESPONSE from all of {{{', '.join(s.req.q)}}}, A_{u} = "
+                f"{{{', '.join(A)}}}: it locks {', '.join(G)} and accesses them", u, ALG, (1,))
+
+    def on_PREEMPT(self, ctx: Ctx, msg: Message) -> None:
+        # Case (8): give v's permission back unless the LOCK is already on its way.
+        w, v = msg.dst, msg.src
+        s = ctx.get(w)
+        stale = s.req.phase != "query" or (self._full(ctx) and msg.body != s.req.ts)
+        if stale:
+            why = "it has already sent its LOCK" if s.req.phase != "query" else \
+                f"it preempts the old request {msg.body} (R1)"
+            ctx.say(f"{w} ignores the PREEMPT from {v}: {why}", w, ALG, (8,))
+            return
+        ctx.put(w, replace(s, req=s.req.without_copy(v)))
+        ctx.send(w, v, "RETURN", s.req.ts if self._full(ctx) else None)
+        ctx.say(f"{w} is preempted by {v}: it discards D_{v}, sends RETURN and waits for a new "
+                "RESPONSE", w, ALG, (8,))
+
+    # ---- quorum-member side -----------------------------------------------------------------
+    def _respond(self, ctx: Ctx, v: str, u: str, m: Member, case: int) -> None:
+        """Send ⟨RESPONSE, v, D_v⟩ (the part on α(u)) to u, stamped with T_v in ``full``."""
+        d = m.D_for(ctx.config.S.alpha[u])
+        ctx.send(v, u, "RESPONSE", (d, m.T if self._full(ctx) else None))
+
+    def _grant_next(self, ctx: Ctx, v: str, m: Member, case: int, why: str) -> Member:
+        # Case (5): take the top QUERY of X_v, send it a RESPONSE, W_v := x, T_v := t.
+        if not m.X:
+            return replace(m, W=None, T=None, preempting=False)
+        (t, x), rest = m.X[0], m.X[1:]
+        m = replace(m, W=x, T=t, X=rest, preempting=False)
+        self._respond(ctx, v, x, m, case)
+        ctx.say(f"{v} {why}: the top of X_{v} is {x}'s QUERY {t}, so {v} sends {x} a RESPONSE",
+                v, ALG, (case, 5) if case != 5 else (5,))
+        return m
+
+    def on_QUERY(self, ctx: Ctx, msg: Message) -> None:
+        # Case (4).
+        v, u, t = msg.dst, msg.src, msg.body
+        s = ctx.get(v)
+        m = s.mem
+        C = max(s.C, t[0]) + 1
+        if m.W is None:
+            m = replace(m, W=u, T=t)
+            self._respond(ctx, v, u, m, 4)
+            ctx.say(f"{v} is free: it sends its RESPONSE to {u} (W_{v} := {u}, T_{v} := {t})",
+                    v, ALG, (4,))
+        elif m.T < t:
+            m = m.enqueue(t, u)
+            ctx.say(f"{v} has granted {m.W} (stamp {m.T} < {t}): {u}'s QUERY waits in X_{v}",
+                    v, ALG, (4,))
+        elif m.preempting:
+            m = m.enqueue(t, u)
+            ctx.say(f"{v} already awaits {m.W}'s reply to a PREEMPT: {u}'s QUERY waits in X_{v}",
+                    v, ALG, (4,))
+        else:
+            w = m.W
+            m = replace(m.enqueue(m.T, w).enqueue(t, u), preempting=True)
+            ctx.send(v, w, "PREEMPT", m.T if self._full(ctx) else None)
+            ctx.say(f"{u}'s QUERY {t} beats {w}'s {m.T}: {v} sends PREEMPT to {w} and queues "
+                    "both QUERYs in X_" + v, v, ALG, (4,))
+        ctx.put(v, replace(s, C=C, mem=m))
+
+    def on_RETURN(self, ctx: Ctx, msg: Message) -> None:
+        # Case (5).
+        v, w = msg.dst, msg.src
+        s = ctx.get(v)
+        m = s.mem
+        if self._full(ctx) and not (m.preempting and m.W == w and m.T == msg.body):
+            ctx.say(f"{v} ignores a stale RETURN from {w} (R1)", v, ALG, (5,))
+            return
+        m = self._grant_next(ctx, v, m, 5, f"gets its permission back from {w}")
+        ctx.put(v, replace(s, mem=m))
+
+    def on_LOCK(self, ctx: Ctx, msg: Message) -> None:
+        # Case (6): D_v(r) := (w, t) for r ∈ G_w; then Case 5 if X_v is not empty.
+        v, w = msg.dst, msg.src
+        t, G = msg.body
+        s = ctx.get(v)
+        m = s.mem.with_D({r: (w, t) for r in G})
+        if m.W == w:            # the definition of W_v: v no longer waits for a LOCK
+            m = replace(m, W=None, T=None, preempting=False)
+        if self._full(ctx):     # (R2) w's QUERY re-queued by a crossed PREEMPT is answered
+            m = replace(m, X=tuple(e for e in m.X if e[1] != w))
+        ctx.say(f"{v} records that {w} locked {', '.join(G)} (D_{v} updated)", v, ALG, (6,))
+        if m.X and (m.W is None or not self._full(ctx)):
+            m = self._grant_next(ctx, v, m, 6, f"got {w}'s LOCK")
+        ctx.put(v, replace(s, C=max(s.C, t) + 1, mem=m))
+
+    def on_UNLOCK(self, ctx: Ctx, msg: Message) -> None:
+        # Case (7): D_v(r) := (⊥, t); send the new D_v to W_v, else continue Case 5.
+        v, w = msg.dst, msg.src
+        t, G = msg.body
+        s = ctx.get(v)
+        m = s.mem.with_D({r: (None, t) for r in G})
+        ctx.say(f"{v} records that {w} freed {', '.join(G)}", v, ALG, (7,))
+        if m.W is not None:
+            if m.preempting and self._full(ctx):
+                ctx.say(f"{v} sends no update to {m.W}: its PREEMPT is unanswered (R3)",
+                        v, ALG, (7,))
+            else:
+                self._respond(ctx, v, m.W, m, 7)
+                ctx.say(f"{v} sends the updated D_{v} to W_{v} = {m.W}", v, ALG, (7,))
+        elif m.X:
+            m = self._grant_next(ctx, v, m, 7, f"got {w}'s UNLOCK")
+        ctx.put(v, replace(s, C=max(s.C, t) + 1, mem=m))
+
+    # ---- monitors, inspection, view ---------------------------------------------------------
+    def violations(self, sim: Any) -> list[str]:
+        return monitors.violations(sim)
+
+    def wait_for(self, sim: Any):
+        return monitors.wait_for(sim)
+
+    def served_all(self, sim: Any) -> bool:
+        cfg: Config = sim.config
+        return not sim.waiting and not sim.cs and all(
+            s.req.done == len(cfg.workload[u]) for u, s in zip(sim.pids, sim.procs, strict=True))
+
+    def report(self, sim: Any) -> dict[str, Any]:
+        cfg: Config = sim.config
+        return {"coterie": {u: [list(q) for q in cfg.Q[u]] for u in cfg.S.U},
+                "coterie_kind": cfg.coterie_kind}
+
+    def message_label(self, msg: Message) -> str:
+        if msg.kind == "QUERY":
+            return f"QUERY{msg.body}"
+        if msg.kind in ("LOCK", "UNLOCK"):
+            return f"{msg.kind} {{{', '.join(msg.body[1])}}}"
+        return msg.kind
+
+    def view(self, sim: Any) -> dict[str, Any]:
+        return view.build(sim)
