@@ -104,9 +104,14 @@ class Connection:
 
     # ------------------------------------------------------------------ outgoing
     def push(self, frame: dict[str, Any]) -> None:
+        try:
+            text = encode(frame)
+        except Exception as exc:   # noqa: BLE001 - e.g. a view value JSON cannot carry
+            frame = self.internal(frame.get("reply_to"), "while encoding a frame", exc)
+            text = encode(frame)
         if frame.get("type") == "frame":
             self.dirty = False        # this frame shows the latest state
-        self.out.append(encode(frame))
+        self.out.append(text)
         self.wake.set()
 
     async def send_loop(self) -> None:

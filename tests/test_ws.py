@@ -739,3 +739,14 @@ def test_an_idle_connection_is_closed_with_1001_but_not_while_playing():
         with pytest.raises(WebSocketDisconnect) as exc:
             ws.receive_text()
         assert exc.value.code == 1001
+
+
+def test_a_view_json_cannot_carry_is_an_error_frame(peer, monkeypatch):
+    from protocols import registry
+    proto = registry.get("token_ring")
+    peer.cmd("load", scenario="token-ring")
+    monkeypatch.setattr(proto, "view", lambda sim: {"layout": "ring", "nodes": [], "x": object()})
+    f = peer.cmd("goto", step=0)
+    assert f["type"] == "error" and "encoding" in f["message"]
+    monkeypatch.undo()
+    assert "view" in peer.cmd("goto", step=0)
