@@ -58,6 +58,7 @@ function buildTools(ctx) {
   out.className = "share-out";
   out.id = "share-out";
   out.hidden = true;
+  out.style.cssText = "display:flex;flex-wrap:wrap;gap:0.3rem 1.2rem;flex-basis:100%";
   const field = (id, label) => {
     const l = document.createElement("label");
     const i = document.createElement("input");
