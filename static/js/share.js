@@ -58,7 +58,7 @@ function buildTools(ctx) {
   out.className = "share-out";
   out.id = "share-out";
   out.hidden = true;
-  out.style.cssText = "display:flex;flex-wrap:wrap;gap:0.3rem 1.2rem;flex-basis:100%";
+  out.style.cssText = "flex-wrap:wrap;gap:0.3rem 1.2rem;flex-basis:100%";   // flex once shown
   const field = (id, label) => {
     const l = document.createElement("label");
     const i = document.createElement("input");
@@ -76,6 +76,7 @@ function buildTools(ctx) {
         $("share-short").value = made.short;
         $("share-fragment").value = made.fragment;
         out.hidden = false;
+        out.style.display = "flex";
         if (navigator.clipboard) navigator.clipboard.writeText(made.short).catch(() => {});
       } catch (e) { fail(e); }
     }),
