@@ -448,3 +448,23 @@ def test_thumbnails(client: TestClient) -> None:
     assert client.get("/api/thumb/nope.svg").status_code == 404
     svg = thumbs.render({"nodes": [{"id": "a", "x": 1, "y": 2}], "edges": []}, "<script>x</script>")
     assert "<script>" not in svg and "&lt;script&gt;" in svg
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=10), inner, max_size=4), max_leaves=12)
+FIELDS = st.fixed_dictionaries({}, optional={
+    "scenario": st.sampled_from(GALLERY) | JSON, "variant": JSON, "step": JSON,
+    "schedule": st.lists(st.sampled_from(["m0", "m1", "e:p0:request", "a:p9:x", ""]), max_size=6)
+    | JSON, "state_hash": JSON, "format": JSON, "fragment": st.text(max_size=60)})
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=FIELDS | JSON, route=st.sampled_from(["/api/links", "/api/links/fragment",
+                                                  "/api/links/decode", "/api/export",
+                                                  "/api/scenarios/validate"]))
+def test_link_routes_answer_garbage_with_a_4xx_never_a_500(client: TestClient, body, route: str) -> None:
+    r = client.post(route, content=json.dumps(body), headers={"content-type": "application/json"})
+    assert r.status_code < 500, (route, body, r.text)
+    if r.status_code >= 400:
+        assert r.json()["detail"]
