@@ -114,6 +114,8 @@ def parse(text: str) -> Any:
         data = json.loads(text, parse_constant=_reject_constant)
     except ValueError as exc:   # JSONDecodeError, NaN/Infinity, integers with too many digits
         raise CommandError(f"not a JSON command: {exc}") from None
+    except RecursionError:
+        raise CommandError("not a JSON command: nested too deeply") from None
     if not isinstance(data, dict):
         raise CommandError(f"a command must be a JSON object with an \"op\", not "
                            f"{type(data).__name__}")
@@ -142,7 +144,7 @@ def peek_id(text: str) -> Any:
     """The id of a command without validating the rest (for answers about the connection)."""
     try:
         data = json.loads(text, parse_constant=_reject_constant)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return _reply_id(data) if isinstance(data, dict) else None
 

@@ -282,6 +282,9 @@ BAD = [
     ('{"op": "goto", "id": 5, "step": -1}', "step"),
     ('{"op": "goto", "id": 5, "step": "3"}', "step"),
     ('{"op": "goto", "id": 5, "step": 1' + "0" * 5000 + "}", "not a JSON command"),
+    ('{"op": "load", "id": 5, "scenario": ' + "[" * 100_000 + "}", "not a JSON command"),
+    ('{"op": "load", "id": 5, "scenario": {"id": "a", "params": ' + "{\"a\": " * 400 + "1"
+     + "}" * 400 + "}}", "scenario"),
     ('{"op": "speed", "id": 5, "steps_per_second": 1e999}', "steps_per_second"),
     ('{"op": "speed", "id": 5, "steps_per_second": NaN}', "not a JSON command"),
     ('{"op": "speed", "id": 5, "steps_per_second": 5000}', "steps_per_second"),
