@@ -468,3 +468,15 @@ def test_link_routes_answer_garbage_with_a_4xx_never_a_500(client: TestClient, b
     assert r.status_code < 500, (route, body, r.text)
     if r.status_code >= 400:
         assert r.json()["detail"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lid=st.text(min_size=1, max_size=40), q=st.dictionaries(
+    st.sampled_from(["link", "fragment", "scenario", "variant", "schedule", "step"]),
+    st.text(max_size=30) | st.sampled_from(GALLERY), max_size=4))
+def test_link_pages_and_export_queries_never_500(client: TestClient, lid: str, q: dict) -> None:
+    from urllib.parse import quote as q_
+    r = client.get(f"/s/{q_(lid, safe='')}", follow_redirects=False)
+    assert r.status_code in (303, 400, 404, 409), (lid, r.status_code)
+    e = client.get("/api/export", params=q)
+    assert e.status_code < 500, (q, e.text)
