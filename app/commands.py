@@ -104,18 +104,28 @@ OPS = ("load", "step", "deliver", "back", "goto", "reset", "play", "pause", "spe
 _adapter: TypeAdapter = TypeAdapter(Command)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+def _load(text: str) -> tuple[Any, str]:
+    """json.loads, plus the first NaN / Infinity it met ("" if none): those are not JSON, but
+    reading past them lets the error still name the command's id."""
+    seen: list[str] = []
+
+    def constant(name: str) -> float:
+        seen.append(name)
+        return float(name)
+    return json.loads(text, parse_constant=constant), (seen[0] if seen else "")
 
 
 def parse(text: str) -> Any:
     """One command from the text of a websocket message; CommandError says what is wrong."""
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
-    except ValueError as exc:   # JSONDecodeError, NaN/Infinity, integers with too many digits
+        data, bad = _load(text)
+    except ValueError as exc:   # JSONDecodeError, integers with too many digits
         raise CommandError(f"not a JSON command: {exc}") from None
     except RecursionError:
         raise CommandError("not a JSON command: nested too deeply") from None
+    if bad:
+        rid = _reply_id(data) if isinstance(data, dict) else None
+        raise CommandError(f"not a JSON command: {bad} is not a JSON number", rid)
     if not isinstance(data, dict):
         raise CommandError(f"a command must be a JSON object with an \"op\", not "
                            f"{type(data).__name__}")
@@ -143,7 +153,7 @@ def _reply_id(data: dict[str, Any]) -> Any:
 def peek_id(text: str) -> Any:
     """The id of a command without validating the rest (for answers about the connection)."""
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data, _ = _load(text)
     except (ValueError, RecursionError):
         return None
     return _reply_id(data) if isinstance(data, dict) else None

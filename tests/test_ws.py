@@ -286,7 +286,7 @@ BAD = [
     ('{"op": "load", "id": 5, "scenario": {"id": "a", "params": ' + "{\"a\": " * 400 + "1"
      + "}" * 400 + "}}", "scenario"),
     ('{"op": "speed", "id": 5, "steps_per_second": 1e999}', "steps_per_second"),
-    ('{"op": "speed", "id": 5, "steps_per_second": NaN}', "not a JSON command"),
+    ('{"op": "speed", "id": 5, "steps_per_second": NaN}', "NaN is not a JSON number"),
     ('{"op": "speed", "id": 5, "steps_per_second": 5000}', "steps_per_second"),
     ('{"op": "scheduler", "id": 5, "kind": "random", "seed": 1180591620717411303424}', "seed"),
     ('{"op": "scheduler", "id": 5, "kind": "chaos"}', "kind"),
