@@ -135,9 +135,9 @@ class FrameBuilder:
         last = self.last_step
         f = self._common(session, reply_to, notice)
         f["view_patch"] = patch
-        f["step_record"] = session.records[k - 1] if k > last else None
+        f["step_record"] = session.record(k) if k > last else None
         if k > last + 1:     # frames were coalesced (slow browser or fast play)
-            f["skipped_records"] = session.records[last:k - 1]
+            f["skipped_records"] = session.records(last, k - 1)
         self.last_step = k
         return f
 
@@ -152,7 +152,7 @@ class FrameBuilder:
             "playing": session.playing,
             "scheduler": {"kind": session.sched_kind, "seed": session.sched_seed},
             "enabled": [e.as_dict() for e in sim.enabled()],
-            "narration": session.records[k - 1]["narration"] if k else [],
+            "narration": [n.as_dict() for n in sim.narrations[k - 1]] if k else [],
             "monitors": monitors(session),
             "metrics": sim.monitors.metrics(),
         }

@@ -57,8 +57,10 @@ class Session:
         self.sched: Scheduler | None = None
         self.sched_kind = "manual"
         self.sched_seed = 0
-        self.records: list[dict[str, Any]] = []   # records[k-1] describes step k
-        self._json: list[str] = []                # records[k-1] as JSON, made on first use
+        # what step k did, compactly (the narration stays in sim.narrations): _meta[k-1] =
+        # (event, kind, proc, src, dst, type, sent_step); a 200 000-step timeline stays small
+        self._meta: list[tuple] = []
+        self._json: dict[int, str] = {}           # step -> its record as JSON, made on first use
         self.playing = False
         self.speed = 4.0
         self.play_steps = 0                     # steps taken by the current play
@@ -84,9 +86,9 @@ class Session:
         if step is not None and step > len(sched_ids):
             raise SessionError(f"step must be between 0 and {len(sched_ids)} (the schedule's "
                                f"length), not {step}")
-        old = (self.scenario, self.sim, self.schedule, self.records, self._json)
-        self.scenario, self.sim, self.schedule, self.records, self._json = \
-            sc, sim, sched_ids, [], []
+        old = (self.scenario, self.sim, self.schedule, self._meta, self._json)
+        self.scenario, self.sim, self.schedule, self._meta, self._json = \
+            sc, sim, sched_ids, [], {}
         try:
             for i, eid in enumerate(sched_ids):
                 try:
@@ -97,7 +99,7 @@ class Session:
             if step is not None:
                 sim.goto(step)
         except SessionError:
-            self.scenario, self.sim, self.schedule, self.records, self._json = old
+            self.scenario, self.sim, self.schedule, self._meta, self._json = old
             raise
         self.playing = False
         self._make_scheduler(sc.scheduler.kind, sc.scheduler.seed)
@@ -123,8 +125,8 @@ class Session:
         seed, same scripted schedule)."""
         self._need()
         self.sim = build(self.scenario, self.sim.variant)
-        self.records = []
-        self._json = []
+        self._meta = []
+        self._json = {}
         self.playing = False
         self._make_scheduler(self.sched_kind, self.sched_seed)
 
@@ -184,25 +186,26 @@ class Session:
             ev = sim.event(event_id)
         except SimError as exc:
             raise SessionError(str(exc)) from None
-        rec: dict[str, Any] = {"step": sim.step_no + 1, "event": event_id, "kind": ev.kind,
-                               "proc": ev.pid}
         msg = ev.msg
         if msg is None and ev.kind == FAULT and event_id.count(":") == 2:
             target = event_id.rsplit(":", 1)[1]
             if target[:1] == "m" and target[1:].isdigit():
                 msg = sim.inflight.get(int(target[1:]))
-        if msg is not None:
-            rec.update(src=msg.src, dst=msg.dst, type=msg.kind,
-                       sent_step=sim.monitors.sent_at.get(msg.seq))
+        meta = (event_id, ev.kind, ev.pid) + (
+            (msg.src, msg.dst, msg.kind, sim.monitors.sent_at.get(msg.seq)) if msg is not None
+            else (None, None, None, None))
         k = sim.step_no
+        # as the kernel does: the recorded future survives only if this is its next event
+        diverges = k < len(sim.trace) and sim.trace[k] != event_id
         try:
-            out = sim.step(event_id)
+            sim.step(event_id)
         except SimError as exc:
             raise SessionError(str(exc)) from None
-        rec["narration"] = [n.as_dict() for n in out]
-        del self.records[k:]
-        del self._json[k:]
-        self.records.append(rec)
+        if diverges:
+            del self._meta[k:]
+            self._json = {s: t for s, t in self._json.items() if s <= k}
+        if k == len(self._meta):
+            self._meta.append(meta)
 
     # ------------------------------------------------------------------ time travel
     def back(self) -> None:
@@ -259,13 +262,31 @@ class Session:
         return PlayResult("ok")
 
     # ------------------------------------------------------------------ reading
+    def record(self, k: int) -> dict[str, Any]:
+        """The step record of step k (1 <= k <= len(timeline)), as frames carry it."""
+        event, kind, proc, src, dst, typ, sent = self._meta[k - 1]
+        rec: dict[str, Any] = {"step": k, "event": event, "kind": kind, "proc": proc}
+        if src is not None:
+            rec.update(src=src, dst=dst, type=typ, sent_step=sent)
+        rec["narration"] = [n.as_dict() for n in self.sim.narrations[k - 1]]
+        return rec
+
+    def records(self, lo: int, hi: int) -> list[dict[str, Any]]:
+        """The records of steps lo+1 .. hi."""
+        return [self.record(k) for k in range(lo + 1, hi + 1)]
+
     def history_json(self, lo: int, hi: int) -> str:
-        """records[lo:hi] as a JSON array. Records never change once made, so each is encoded
-        once: a full frame after `back` costs a join, not 2000 encodings."""
+        """The records of steps lo+1 .. hi as a JSON array. A record never changes once made,
+        so each is encoded once: a full frame after `back` costs a join, not 2000 encodings.
+        The cache keeps about three histories' worth around the steps last asked for."""
         cache = self._json
-        for i in range(len(cache), hi):
-            cache.append(json.dumps(self.records[i], separators=(",", ":"), ensure_ascii=False))
-        return "[" + ",".join(cache[lo:hi]) + "]"
+        for k in range(lo + 1, hi + 1):
+            if k not in cache:
+                cache[k] = json.dumps(self.record(k), separators=(",", ":"), ensure_ascii=False)
+        text = "[" + ",".join(cache[k] for k in range(lo + 1, hi + 1)) + "]"
+        if len(cache) > 3 * max(hi - lo, 1000):
+            self._json = {k: cache[k] for k in range(lo + 1, hi + 1)}
+        return text
 
     def fired(self) -> list:
         """The findings of the current step (what makes a monitor light flash)."""

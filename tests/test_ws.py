@@ -753,3 +753,20 @@ def test_a_view_json_cannot_carry_is_an_error_frame(peer, monkeypatch):
     assert f["type"] == "error" and "encoding" in f["message"]
     monkeypatch.undo()
     assert "view" in peer.cmd("goto", step=0)
+
+
+def test_stepping_along_the_recorded_future_keeps_it_and_a_new_event_replaces_it(peer):
+    f = peer.cmd("load", scenario="token-ring-lossy")
+    trace = [r["event"] for r in f["history"]]
+    peer.cmd("goto", step=2)
+    f = peer.cmd("deliver", event=trace[2])               # the recorded next event
+    assert f["step"] == 3 and f["total"] == 6
+    f = peer.cmd("goto", step=6)
+    assert [r["event"] for r in f["history"]] == trace
+    assert f["state_hash"] == fresh_hash("token-ring-lossy", "lossy", trace)
+    enabled = peer.cmd("goto", step=1)["enabled"]
+    other = next(e["id"] for e in enabled if e["id"] != trace[1])
+    f = peer.cmd("deliver", event=other)                  # a different event: a new future
+    assert f["total"] == 2 and f["step_record"]["event"] == other
+    f = peer.cmd("goto", step=2)
+    assert [r["event"] for r in f["history"]] == [trace[0], other]
