@@ -7,7 +7,7 @@ A local coterie w.r.t. (U, R, α) is a family {Q_u | u ∈ U} of quorum sets wit
 
 Constructions: ``local_coterie`` (the paper's Algorithm LocalCoterie), ``global_coterie`` (one
 quorum U for everyone: the Maekawa-free baseline where everybody interferes), ``grid_coterie``
-(Maekawa-style row ∪ column of a √n grid, valid only when every row/column cell exists).
+(Maekawa-style row ∪ column of a ⌈√n⌉-wide grid; always valid, see ``grid_coterie``).
 A quorum is a tuple of process ids in U's order; Q_u is a tuple of quorums.
 """
 
@@ -55,8 +55,9 @@ def global_coterie(S: SharingStructure) -> LocalCoterie:
 def grid_coterie(S: SharingStructure) -> LocalCoterie:
     """Maekawa-style grid: U laid row by row in a ⌈√n⌉-wide grid, q_u = row(u) ∪ column(u).
 
-    When n is not a perfect square the last row is short, so some row and column do not meet:
-    the validator then rejects it (that is the point of offering it)."""
+    When n is not a perfect square the last row is short and row(u) may miss column(v); then
+    v's row is full, so row(v) meets column(u) and the quorums still intersect. The quorums
+    (about 2√n processes) ignore the sharing structure, like ``global_coterie``."""
     n = len(S.U)
     w = max(1, math.isqrt(n - 1) + 1) if n > 1 else 1
     pos = {u: divmod(i, w) for i, u in enumerate(S.U)}
