@@ -19,12 +19,12 @@ class Limits:
 
     max_processes: int = 1000          # processes per scenario
     max_messages: int = 20_000         # messages in flight; stepping stops when reached
-    max_schedule: int = 100_000        # ids in a schedule sent with `load`
-    max_steps: int = 200_000           # length of a session's timeline
+    max_schedule: int = 50_000         # ids in a schedule sent with `load`
+    max_steps: int = 50_000            # length of a session's timeline (≈ 0.7 KB a step)
     ws_max_size: int = 1 << 20         # bytes in one websocket message (close 1009 above)
     commands_per_second: float = 50.0  # token bucket refill rate, per connection
     command_burst: int = 100           # token bucket size
-    play_burst: int = 100_000          # steps one `play` may take before it pauses by itself
+    play_burst: int = 20_000           # steps one `play` may take before it pauses by itself
     max_sessions: int = 200            # concurrent websocket sessions per worker (close 1008)
     idle_seconds: float = 3600.0       # no command for this long (and not playing): close 1001
     allowed_origins: tuple[str, ...] = ()   # besides the same origin; "*" allows any
