@@ -41,8 +41,16 @@ def state(page: Any) -> dict[str, Any]:
 
 
 def wait_step(page: Any, k: int) -> None:
-    page.wait_for_function(
-        "k => document.body.dataset.step === String(k) && window.allocscope.model.step === k", arg=k)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    try:
+        page.wait_for_function(
+            "k => document.body.dataset.step === String(k) && window.allocscope.model.step === k",
+            arg=k)
+    except PlaywrightTimeout:
+        s = state(page)
+        hint = page.text_content("#fault-hint")
+        raise AssertionError(f"the page did not reach step {k}: it shows step {s['step']} of "
+                             f"{s['total']}; message: {hint!r}") from None
 
 
 def open_viewer(page: Any, base: str, path: str) -> dict[str, Any]:

@@ -113,7 +113,9 @@ export function drawMessages(layer, model, hooks, opts) {
       attr(lab, "y", (p.ny * size * 1.5).toFixed(1));
       attr(lab, "text-anchor", p.nx > 0.3 ? "start" : p.nx < -0.3 ? "end" : "middle");
       if (Math.abs(p.nx) <= 0.3) attr(lab, "y", (p.ny * size * 2.2).toFixed(1));
-      text(lab, showLabels ? (m.label || m.type) : "");
+      // Only the messages that can be delivered now are named; the ones queued behind them
+      // keep their shape and colour, and their tooltip.
+      text(lab, showLabels && m.deliverable ? (m.label || m.type) : "");
       tip(g, `${m.label || m.type} ${m.src}→${m.dst} (${m.id}, sent at step ${m.sent_step ?? "?"})` +
         (m.deliverable ? " — click to deliver" : " — queued behind an older message on this channel"));
     },

@@ -21,11 +21,14 @@ export function setupSpacetime(svg, act) {
     const hi = Math.max(m.step + 8, Math.min(m.total, WINDOW));
     const lo = Math.max(0, Math.min(m.step - WINDOW + 8, hi - WINDOW));
     const recs = m.history.filter((r) => r.step > lo && r.step <= hi);
+    // One lane per process while they fit (≥ 13 px each); otherwise only the processes that
+    // took part in the steps shown.
     let ids = Array.from(m.view.nodes.keys());
-    if (ids.length > 24) {
+    const fit = Math.max(2, Math.floor((H - 18) / 13));
+    if (ids.length > fit) {
       const used = new Set();
       for (const r of recs) for (const p of [r.src, r.dst, r.proc]) if (p != null) used.add(String(p));
-      ids = ids.filter((id) => used.has(id)).slice(0, 24);
+      ids = ids.filter((id) => used.has(id)).slice(0, fit);
     }
     const lane = new Map(ids.map((id, i) => [id, i]));
     const lh = (H - 18) / Math.max(1, ids.length);

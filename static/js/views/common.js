@@ -115,7 +115,7 @@ export function drawNodes(stage, model, ctx, hooks, handlers) {
       }
       const lines = hooks.details ? hooks.details(n, model) : [];
       const badges = (n.badges || []).filter((b) => b !== "token");
-      if (ctx.labels) {
+      if (ctx.labels && !ctx.dense) {
         let y = rr + 16 * (ctx.k || 1);
         for (const line of lines.concat(badges.length ? [badges.join(" · ")] : [])) {
           text(el("text", { class: "detail", "text-anchor": "middle", y }, g), line);
@@ -125,7 +125,7 @@ export function drawNodes(stage, model, ctx, hooks, handlers) {
       tip(g, `${n.label ?? n.id}: ${stateWord(n)}${n.token || n.holder ? ", holds the token" : ""}` +
         (lines.length ? "\n" + lines.join("\n") : "") + "\nclick to inspect");
     },
-    (n) => JSON.stringify(n) + (ctx.selected === String(n.id) ? "*" : "") + ctx.r);
+    (n) => JSON.stringify(n) + (ctx.selected === String(n.id) ? "*" : "") + ctx.r + ctx.dense);
 }
 
 /** Queues drawn as ordered chips, head first, beside their node (outward by default). */
@@ -239,6 +239,15 @@ function fitViewBox(stage, model, ctx, hooks) {
   }
   attr(stage.svg, "viewBox", box.map((v) => v.toFixed(0)).join(" "));
   stage.k = k;
+  // Nodes closer than ~95 screen pixels have no room for detail lines (tooltips and the
+  // inspector still have them).
+  let near = Infinity;
+  if (ns.length <= 80) {
+    for (let i = 0; i < ns.length; i++) for (let j = i + 1; j < ns.length; j++) {
+      near = Math.min(near, Math.hypot(ns[i].x - ns[j].x, ns[i].y - ns[j].y));
+    }
+  }
+  stage.dense = near / k < 95;
   stage.svg.style.setProperty("--k", k.toFixed(3));
   for (const m of stage.svg.querySelectorAll("marker")) {
     attr(m, "markerWidth", (12 * k).toFixed(1));
@@ -263,6 +272,7 @@ export function renderView(stage, model, hooks, handlers, state) {
   if (n <= 16 && stage.k) ctx.r = Math.max(ctx.r, 20 * stage.k);
   ctx.msgSize = Math.max(ctx.msgSize, n <= 16 && stage.k ? 8 * stage.k : 0);
   ctx.k = stage.k || 1;
+  ctx.dense = !!stage.dense;
   if (all || d.edges) drawEdges(stage, model, ctx, hooks);
   if (all || d.nodes.size) drawNodes(stage, model, ctx, hooks, handlers);
   if (all || d.queues) drawQueues(stage, model, ctx, hooks);

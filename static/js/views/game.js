@@ -1,15 +1,12 @@
-// Game layout (task_game): agents in the middle, their pools with units (a square per unit,
-// filled when in use), each pool's request queue with tickets, order forms, and the tasks
+// Game layout (task_game): agents in the middle, their pools with units (a square per unit
+// beside the pool, filled when in use), each pool's request queue with tickets, order forms, and the tasks
 // outside with their phase.
 
 import { el, keyed, text } from "../svg.js";
 
 function details(n) {
   const out = [];
-  if (n.kind === "task") {
-    if (n.ticket !== null && n.ticket !== undefined) out.push(`ticket ${n.ticket}`);
-    return out;
-  }
+  if (n.kind === "task") return out;   // phase and ticket are its badges
   if (n.kind === "pool") {
     if ((n.orders || []).length) out.push(`orders ${n.orders.map((o) => `${o.task}:${o.ticket}`).join(" ")}`);
     return out;
@@ -27,10 +24,11 @@ function drawFront(layer, model, ctx) {
     () => el("g", { class: "units" }),
     (g, n) => {
       g.replaceChildren();
-      const s = 11 * k, gap = 3 * k;
-      const w = n.units.length * (s + gap) - gap;
+      const s = 11 * k, gap = 3 * k, perCol = 3;
+      const rows = Math.min(perCol, n.units.length);
       n.units.forEach((u, i) => {
-        const r = el("rect", { x: n.x - w / 2 + i * (s + gap), y: n.y - ctx.r - s - 4 * k, width: s, height: s,
+        const col = Math.floor(i / perCol), row = i % perCol;
+        const r = el("rect", { x: n.x + ctx.r + 5 * k + col * (s + gap), y: n.y - (rows * (s + gap) - gap) / 2 + row * (s + gap), width: s, height: s,
           class: "unit" + (u.user ? " used" : "") }, g);
         text(el("title", {}, r), `unit ${u.id}: ${u.user ? "used by " + u.user : "free"}`);
       });
