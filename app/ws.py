@@ -98,6 +98,7 @@ class Connection:
         self.wake = asyncio.Event()
         self.room = asyncio.Event()
         self.dirty = False            # play moved the state on since the last frame built
+        self.closed = False           # the sender stopped (the socket is gone)
         self.play_task: asyncio.Task | None = None
         loop = asyncio.get_running_loop()
         self.bucket = TokenBucket(limits.commands_per_second, limits.command_burst, loop.time())
@@ -115,6 +116,13 @@ class Connection:
         self.wake.set()
 
     async def send_loop(self) -> None:
+        try:
+            await self._send_forever()
+        finally:                      # the socket is gone: never leave the reader waiting
+            self.closed = True
+            self.room.set()
+
+    async def _send_forever(self) -> None:
         while True:
             if self.out:
                 text = self.out.popleft()
@@ -159,9 +167,11 @@ class Connection:
                 await self.ws.close(TOO_BIG, f"message larger than {self.limits.ws_max_size} "
                                              f"bytes (ALLOCSCOPE_WS_MAX_SIZE)")
                 return
-            while len(self.out) >= OUT_QUEUE:       # back-pressure on a client that floods
-                self.room.clear()
+            while len(self.out) >= OUT_QUEUE and not self.closed:   # a client that floods
+                self.room.clear()                                    # waits for its answers
                 await self.room.wait()
+            if self.closed:
+                return
             if not self.bucket.take(loop.time()):
                 self.push(error(C.peek_id(text), f"too many commands: this server allows "
                                                 f"{self.limits.commands_per_second:g} a second "
@@ -304,6 +314,8 @@ async def websocket_endpoint(ws: WebSocket) -> None:
         await conn.receive_loop()
     except WebSocketDisconnect:
         pass
+    except Exception:   # noqa: BLE001 - the socket failed under us; nothing left to answer
+        log.exception("websocket session ended by an error")
     finally:
         _sessions.active -= 1
         conn.stop_play()

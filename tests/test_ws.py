@@ -770,3 +770,33 @@ def test_stepping_along_the_recorded_future_keeps_it_and_a_new_event_replaces_it
     assert f["total"] == 2 and f["step_record"]["event"] == other
     f = peer.cmd("goto", step=2)
     assert [r["event"] for r in f["history"]] == [trace[0], other]
+
+
+class DeadSocket:
+    """A client that sends many commands and is gone before it reads an answer."""
+
+    def __init__(self, commands: list[str]) -> None:
+        self.commands = commands
+        self.sent = 0
+
+    async def receive(self) -> dict[str, Any]:
+        if self.commands:
+            return {"type": "websocket.receive", "text": self.commands.pop(0)}
+        await asyncio.sleep(3600)
+        return {"type": "websocket.disconnect"}
+
+    async def send_text(self, text: str) -> None:
+        raise ConnectionResetError("client gone")
+
+
+def test_a_reader_waiting_for_room_is_released_when_the_socket_dies():
+    async def go() -> bool:
+        cmds = [json.dumps({"op": "load", "scenario": "token-ring", "id": i}) for i in range(40)]
+        conn = Connection(DeadSocket(cmds), Limits())        # type: ignore[arg-type]
+        sender = asyncio.get_running_loop().create_task(conn.send_loop())
+        try:
+            await asyncio.wait_for(conn.receive_loop(), 5)
+        finally:
+            sender.cancel()
+        return conn.closed
+    assert asyncio.run(go()) is True
