@@ -16,7 +16,8 @@ from protocols.runner import build, mismatches, run
 from protocols.scenario import ScenarioError, parse, resolve
 
 GALLERY = ["coterie-fig1", "coterie-example4", "coterie-preempt", "coterie-disjoint",
-           "coterie-random", "coterie-race-stale-update", "coterie-race-stale-preempt"]
+           "coterie-random", "coterie-race-stale-update", "coterie-race-stale-preempt",
+           "coterie-repeated-preemption"]
 SINGLE = {"u1": [["u2"]], "u2": [["u2"]], "u3": [["u2"]]}
 
 
@@ -251,6 +252,17 @@ def test_disjoint_processes_never_exchange_a_message(variant):
     sim._send = spy
     drive(sim, scheduler_for(sc, variant), sc.steps)
     assert sim.protocol.served_all(sim) and crossed == []
+
+
+def test_message_complexity_best_case_and_repeated_preemption_beyond_the_worst_case():
+    from protocols.coterie.charging import charged_run
+    charges, _ = charged_run(resolve("coterie-fig1"))
+    first_a = charges[("a", (1, 1))]
+    assert first_a == {"QUERY": 2, "RESPONSE": 2, "LOCK": 2, "UNLOCK": 2}   # 4|q|, |q| = 2
+    charges, sim = charged_run(resolve("coterie-repeated-preemption"))
+    u3 = charges[("u3", (16, 3))]
+    assert sim.monitors.metrics()["messages_by_type"]["PREEMPT"] == 5
+    assert sum(u3.values()) > (7 + 2) * 1                                  # |α(u3)| = 2, |q| = 1
 
 
 def test_view_contract():

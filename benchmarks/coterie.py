@@ -1,0 +1,134 @@
+"""coterie: messages per request against the paper's bounds, and the exhaustive checks.
+
+Messages are charged to requests by ``protocols.coterie.charging`` (its docstring says how).
+
+Run: ``python benchmarks/coterie.py`` (the table of benchmarks/README.md, coterie section), or
+``python benchmarks/coterie.py --explore`` to add the exhaustive searches (a few minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from protocols.coterie.charging import charged_run  # noqa: E402
+from protocols.runner import build  # noqa: E402
+from protocols.scenario import parse, resolve  # noqa: E402
+
+SCENARIOS = ["coterie-fig1", "coterie-example4", "coterie-preempt", "coterie-disjoint",
+             "coterie-random", "coterie-repeated-preemption"]
+
+
+def rows(sid: str) -> dict[str, Any]:
+    sc = resolve(sid)
+    charges, sim = charged_run(sc)
+    cfg = sim.config
+    per = []
+    for (u, ts), c in charges.items():
+        q = next(len(qq) for qq in cfg.Q[u])
+        a = len(cfg.S.alpha[u])
+        per.append({"proc": u, "stamp": ts, "q": q, "alpha": a, "total": sum(c.values()),
+                    "best": 4 * q, "worst": (7 + a) * q, "by_kind": c})
+    lo = min(per, key=lambda r: (r["total"] - r["best"]))
+    hi = max(per, key=lambda r: (r["total"] - r["worst"], r["total"]))
+    return {"scenario": sid, "requests": len(per), "lo": lo, "hi": hi,
+            "at_best": sum(r["total"] == r["best"] for r in per),
+            "over_worst": sum(r["total"] > r["worst"] for r in per)}
+
+
+def bfs(sc: Any, variant: str, limit: int) -> tuple[str, int, int]:
+    """Breadth-first over every interleaving; (result, states, counterexample length)."""
+    sim = build(sc, variant)
+    start = sim.state()
+    depth = {start.key(): 0}
+    todo = deque([start])
+    while todo:
+        st = todo.popleft()
+        sim.restore(st)
+        evs = sim.enabled()
+        d = depth[st.key()]
+        if sim.waiting and not any(e.progress for e in evs):
+            return "deadlock", len(depth), d
+        for eid in [e.id for e in evs]:
+            sim.restore(st)
+            del sim.trace[:], sim.narrations[:]
+            sim.step_no = 0
+            sim.monitors.findings.clear()
+            sim.monitors._bad = frozenset()
+            sim.step(eid)
+            nxt = sim.state()
+            k = nxt.key()
+            if k in depth:
+                continue
+            depth[k] = d + 1
+            if any(f.kind == "violation" for f in sim.monitors.findings.values()):
+                return "violation", len(depth), d + 1
+            if len(depth) > limit:
+                return "limit", len(depth), 0
+            todo.append(nxt)
+    return "ok", len(depth), 0
+
+
+def instance(reqs: list[int], single: bool) -> Any:
+    params = {"coterie": "custom", "quorums": {f"u{i}": [["u2"]] for i in (1, 2, 3)}} \
+        if single else {}
+    return parse({"id": "x", "title": "x", "protocol": "coterie",
+                  "topology": {"kind": "shared", "n": 3, "m": 1}, "params": params,
+                  "workload": {"requests": {f"u{i + 1}": [1] * r for i, r in enumerate(reqs)}}})
+
+
+def seeds(sid: str, n: int) -> dict[str, dict[str, int]]:
+    from protocols.runner import run
+    out: dict[str, dict[str, int]] = {}
+    for v in ("as-printed", "full"):
+        c: dict[str, int] = {}
+        for s in range(n):
+            o = run(resolve(sid), v, scheduler="random", seed=s)["outcome"]
+            c[o] = c.get(o, 0) + 1
+        out[v] = dict(sorted(c.items()))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--explore", action="store_true")
+    ap.add_argument("--seeds", type=int, default=200)
+    args = ap.parse_args()
+    print("| scenario | requests | at 4\\|q\\| | fewest: proc \\|q\\| \\|α(u)\\| msgs (4\\|q\\|) "
+          "| most: proc \\|q\\| \\|α(u)\\| msgs ((7+\\|α(u)\\|)\\|q\\|) | over worst |")
+    print("|---|---|---|---|---|---|")
+    for sid in SCENARIOS:
+        r = rows(sid)
+        lo, hi = r["lo"], r["hi"]
+        print(f"| {sid} | {r['requests']} | {r['at_best']} | {lo['proc']} {lo['q']} {lo['alpha']} "
+              f"{lo['total']} ({lo['best']}) | {hi['proc']} {hi['q']} {hi['alpha']} {hi['total']} "
+              f"({hi['worst']}) {dict(sorted(hi['by_kind'].items()))} | {r['over_worst']} |")
+    print()
+    print("| scenario | variant | outcomes over random seeds 0.." + str(args.seeds - 1) + " |")
+    print("|---|---|---|")
+    for sid in ("coterie-example4", "coterie-random", "coterie-fig1"):
+        for v, c in seeds(sid, args.seeds).items():
+            print(f"| {sid} | {v} | {c} |")
+    if args.explore:
+        print()
+        print("| instance | variant | result | states | seconds | counterexample steps |")
+        print("|---|---|---|---|---|---|")
+        for single, reqs, limit in ((True, [1, 1, 1], 10**6), (True, [1, 1, 2], 10**6),
+                                    (True, [1, 2, 2], 10**6), (True, [2, 2, 2], 10**6),
+                                    (False, [1, 1, 1], 1_500_000)):
+            for v in ("as-printed", "full"):
+                t0 = time.perf_counter()
+                res, n, d = bfs(instance(reqs, single), v, limit)
+                dt = time.perf_counter() - t0
+                name = ("Q = {u2}" if single else "local (q = U)") + f", requests {reqs}"
+                print(f"| {name} | {v} | {res} | {n} | {dt:.1f} | {d or '—'} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
