@@ -65,6 +65,10 @@ export function layoutMessages(messages, nodes, size) {
   for (const list of chans.values()) {
     const a = nodes.get(String(list[0].src)), b = nodes.get(String(list[0].dst));
     if (!b) continue;
+    if (a === b) {   // a message to oneself waits beside the node, up and to the left
+      list.forEach((m, i) => out.push({ m, x: b.x - size * (3.4 + 2.4 * i), y: b.y - size * 3.4, i, nx: -0.8, ny: -0.6 }));
+      continue;
+    }
     const ax = a ? a.x : b.x - 40, ay = a ? a.y : b.y - 40;
     const dx = b.x - ax, dy = b.y - ay, len = Math.hypot(dx, dy) || 1;
     const nx = -dy / len, ny = dx / len;

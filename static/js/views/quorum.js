@@ -4,27 +4,19 @@
 
 import { el, keyed } from "../svg.js";
 
-/** A padded convex outline around some points (a circle around one). */
-function hull(points, pad) {
-  if (points.length === 1) {
-    const [p] = points;
-    return `M${p.x - pad},${p.y}a${pad},${pad} 0 1,0 ${2 * pad},0a${pad},${pad} 0 1,0 ${-2 * pad},0Z`;
-  }
+/**
+ * The convex hull of some points as a closed path. Drawn with a wide round stroke of the same
+ * colour (CSS), it becomes a rounded blob around the members, whatever their arrangement.
+ */
+function hull(points) {
   const pts = points.map((p) => [p.x, p.y]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  if (pts.length === 1) return `M${pts[0][0]},${pts[0][1]}Z`;
   const cross = (o, a, b) => (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
   const lower = [], upper = [];
   for (const p of pts) { while (lower.length >= 2 && cross(lower.at(-2), lower.at(-1), p) <= 0) lower.pop(); lower.push(p); }
   for (const p of pts.slice().reverse()) { while (upper.length >= 2 && cross(upper.at(-2), upper.at(-1), p) <= 0) upper.pop(); upper.push(p); }
   const h = lower.slice(0, -1).concat(upper.slice(0, -1));
-  const cx = h.reduce((s, p) => s + p[0], 0) / h.length, cy = h.reduce((s, p) => s + p[1], 0) / h.length;
-  // Push each corner outwards from the centre; a two-point hull becomes a slim lozenge.
-  const out = [];
-  for (const [x, y] of h) {
-    const dx = x - cx, dy = y - cy, l = Math.hypot(dx, dy) || 1;
-    out.push([x + (dx / l) * pad - (dy / l) * pad * 0.7, y + (dy / l) * pad + (dx / l) * pad * 0.7]);
-    out.push([x + (dx / l) * pad + (dy / l) * pad * 0.7, y + (dy / l) * pad - (dx / l) * pad * 0.7]);
-  }
-  return "M" + out.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join("L") + "Z";
+  return "M" + h.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join("L") + "Z";
 }
 
 function drawBack(layer, model, ctx) {
@@ -40,7 +32,11 @@ function drawBack(layer, model, ctx) {
   if (sel) (x.quorums || {})[ctx.selected]?.forEach((q, i) => add(`sel|${i}`, q, "quorum"));
   keyed(layer, items, (it) => it.key,
     () => el("path", {}),
-    (p, it) => { p.setAttribute("d", hull(it.pts, ctx.r + 8 * (ctx.k || 1))); p.setAttribute("class", it.cls); },
+    (p, it) => {
+      p.setAttribute("d", hull(it.pts));
+      p.setAttribute("class", it.cls);
+      p.setAttribute("stroke-width", (2 * ctx.r + 22 * (ctx.k || 1)).toFixed(1));
+    },
     (it) => it.cls + JSON.stringify(it.pts.map((n) => [n.x, n.y])) + ctx.r);
 }
 
