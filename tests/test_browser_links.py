@@ -112,7 +112,12 @@ def test_editor_names_the_field_and_saves_a_link(page: Any, live_server: str,
     page.wait_for_function("() => document.getElementById('ed-errors').textContent.includes('scenario.params.n')")
     assert "must be a whole number" in page.text_content("#ed-errors")
     assert "invalid" in page.get_attribute('input[data-field="scenario.params.n"]', "class")
+    page.fill("#ed-add-key", "n")                      # a knob added from the form
+    page.fill("#ed-add-value", "3")
+    page.click("#ed-add")
+    page.wait_for_function("() => document.getElementById('ed-status').textContent.includes('3 processes')")
     page.click('[data-edtab="json"]')
+    assert json.loads(page.input_value("#ed-json"))["params"]["n"] == 3
     page.fill("#ed-json", '{"id": "x", "title": "t", "protocol": "token_ring", "channels": "lifo"')
     page.wait_for_function("() => document.getElementById('ed-errors').textContent.includes('not valid JSON')")
     page.fill("#ed-json", '{"id": "x", "title": "t", "protocol": "token_ring", "channels": "lifo"}')

@@ -270,6 +270,21 @@ function wire() {
     validateSoon();
   });
   jsonArea.addEventListener("input", validateSoon);
+  $("ed-add").addEventListener("click", () => {
+    const key = $("ed-add-key").value.trim();
+    if (!key) { status("give the new knob a name"); return; }
+    const raw = $("ed-add-value").value;
+    let value;
+    try { value = JSON.parse(raw); } catch { value = raw; }
+    scenario = readForm();
+    const sec = $("ed-add-section").value;
+    scenario[sec] = { ...(scenario[sec] || {}), [key]: value };
+    $("ed-add-key").value = "";
+    $("ed-add-value").value = "";
+    fillForm();
+    jsonArea.value = JSON.stringify(scenario, null, 2);
+    validateSoon();
+  });
   $("ed-save").addEventListener("click", () => saveLink().catch((e) => status(e.message)));
   $("ed-open").addEventListener("click", async () => {
     try { const made = await saveLink(); if (made) location.href = made.url; } catch (e) { status(e.message); }
