@@ -282,3 +282,28 @@ def test_present_and_embed_modes(page: Any, live_server: str, mode: str, screens
     else:
         assert page.is_visible("#side")
     page.screenshot(path=str(screenshots / f"token-ring-{mode}.png"))
+
+
+def test_fault_buttons_and_metrics(page: Any, live_server: str, screenshots: Path) -> None:
+    """Arm "drop", click the token in flight: it is lost (a fault step), and the metrics tab
+    charts the messages sent by type."""
+    open_viewer(page, live_server, "/sim/token-ring")
+    page.keyboard.press("Home")
+    wait_step(page, 0)
+    s = state(page)
+    assert s["deliverable"] == ["m0"]
+    page.click('#faults button[data-fault="drop"]')
+    assert page.is_visible("#fault-hint")
+    page.click('#view .msg[data-id="m0"] .msg-shape')
+    wait_step(page, 1)
+    after = state(page)
+    assert after["event"] == "f:drop:m0" and after["messages"] == 0 == after["drawnMessages"]
+    page.keyboard.press("ArrowLeft")
+    wait_step(page, 0)
+    for k in range(1, 9):
+        page.keyboard.press("ArrowRight")
+        wait_step(page, k)
+    page.click('.tab[data-tab="metrics"]')
+    page.wait_for_selector("#metrics .chart .bar")
+    assert page.locator("#metrics .chart").first.locator(".bar").count() == 1   # only Token
+    page.screenshot(path=str(screenshots / "token-ring-metrics.png"))

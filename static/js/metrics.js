@@ -34,10 +34,11 @@ export function renderMetrics(box, m) {
   const H = 70;
   const s2 = el("svg", { class: "chart", viewBox: `0 0 ${W} ${H + 14}`, width: W });
   const mx = Math.max(1, ...recent.map((r) => r.response));
-  const bw = n ? (W - 10) / n : 0;
+  const bw = n ? Math.min(26, (W - 10) / n) : 0;
   recent.forEach((r, i) => {
     const h = (H * r.response) / mx;
-    const b = el("rect", { x: 5 + i * bw, y: H - h, width: Math.max(1, bw - 1), height: h, class: "bar wait" }, s2);
+    const b = el("rect", { x: 5 + i * bw, y: H - h, width: Math.max(1, bw - 2), height: h, class: "bar wait" }, s2);
+    if (bw >= 18) text(el("text", { x: 5 + i * bw + (bw - 2) / 2, y: H + 12, class: "axis", "text-anchor": "middle" }, s2), r.proc);
     text(el("title", {}, b), `${r.proc} requested at step ${r.requested_at}, served after ${r.response} steps`);
   });
   if (!n) text(el("text", { x: 5, y: 30, class: "axis" }, s2), "no request served yet");
