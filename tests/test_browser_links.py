@@ -205,3 +205,16 @@ def test_browser_codec_matches_the_server(page: Any, live_server: str) -> None:
     js = page.evaluate("async (r) => (await import('/static/js/links.js')).encodeFragment(r)", rec1)
     assert httpx.post(f"{live_server}/api/links/decode",
                       json={"fragment": js}).json()["state_hash"] == ok["state_hash"]
+
+
+def test_editor_shows_scenario_text_as_text(page: Any, live_server: str) -> None:
+    evil = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
+    sc = gallery()["token-ring"].model_dump(mode="json")
+    sc.update({"id": "evil", "title": evil, "teaches": evil,
+               "params": {"n": 3, "requests": 1, "note": evil}})
+    made = httpx.post(f"{live_server}/api/links", json={"scenario": sc}).json()
+    page.goto(f"{live_server}/editor?link={made['id']}")
+    page.wait_for_function("() => document.getElementById('ed-status').textContent.startsWith('valid')")
+    assert page.input_value('input[name="title"]') == f"Fork of {evil}"
+    assert page.input_value('input[data-field="scenario.params.note"]') == evil
+    assert page.evaluate("() => window.__xss === undefined && !document.querySelector('#editor img')")
