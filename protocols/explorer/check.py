@@ -94,15 +94,17 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
         schedule = stop.schedule
         result["finding"] = stop.text or None
     elif with_livelock:
-        lasso = livelock.find(g)
+        lasso = livelock.find(g, bool(getattr(sim.protocol, "livelock_bypass", False)))
         if lasso is not None:
             schedule, loop_start = _lasso_schedule(fresh, search, lasso)
             result["result"] = "livelock"
             extra["loop_start"] = loop_start
+            others = ("while others keep being served" if lasso.cs_mask == 0
+                      else "without any critical-section entry")
             result["finding"] = (f"livelock: {lasso.pid} waits forever while the states from "
-                                 f"step {loop_start} on repeat without any critical-section "
-                                 "entry, and every event enabled throughout the loop is taken "
-                                 "in it (a weakly fair scheduler can follow it forever)")
+                                 f"step {loop_start} on repeat {others}, and every event "
+                                 "enabled throughout the loop is taken in it (a weakly fair "
+                                 "scheduler can follow it forever)")
     if schedule is None and stop is not None:
         result["result"] = "limit"
         result["stopped"] = "max_states" if stop.kind == "limit" else stop.kind

@@ -14,6 +14,7 @@ replays from step 0.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -81,6 +82,7 @@ class Search:
         self.seen: dict[Key, int] = {}
         self.started = time.perf_counter()
         self.max_depth = 0
+        self._sets: dict[frozenset, frozenset] = {}
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
@@ -90,10 +92,10 @@ class Search:
         i = len(g.parent)
         self.seen[key] = i
         g.parent.append(parent)
-        g.via.append(via)
+        g.via.append(sys.intern(via))   # ids repeat across states: store each string once
         d = g.depth[parent] + 1 if parent >= 0 else 0
         g.depth.append(d)
-        g.waiting.append(waiting)
+        g.waiting.append(self._sets.setdefault(waiting, waiting))
         self.max_depth = max(self.max_depth, d)
         return i
 

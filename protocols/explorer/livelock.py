@@ -26,6 +26,7 @@ class Lasso:
     entry: int            # the SCC state with the shortest path from the root
     scc: frozenset[int]
     demands: tuple[int, ...]   # label numbers the loop must take to be fair
+    cs_mask: int = 1           # 1: edges that enter a critical section are not in the loop
 
 
 def _sccs(nodes: list[int], edges: dict[int, list[int]]) -> list[list[int]]:
@@ -76,8 +77,14 @@ def _sccs(nodes: list[int], edges: dict[int, list[int]]) -> list[list[int]]:
     return out
 
 
-def find(g: Graph) -> Lasso | None:
-    """The fair livelock SCC whose entry state is closest to the root (None if there is none)."""
+def find(g: Graph, bypass: bool = False) -> Lasso | None:
+    """The fair livelock SCC whose entry state is closest to the root (None if there is none).
+
+    ``bypass`` (the protocol's ``livelock_bypass``, as the kernel monitor reads it): critical-
+    section entries *by others* are allowed inside the loop, so a process starved while the
+    others keep being served counts (kout_tree's Fig. 3). p's own entry never is: it ends p's
+    wait, so its target state is not in p's subgraph."""
+    cs_mask = 0 if bypass else 1
     pids = sorted({p for w in g.waiting for p in w})
     best: Lasso | None = None
     for p in pids:
@@ -86,7 +93,7 @@ def find(g: Graph) -> Lasso | None:
         edges: dict[int, list[int]] = {}
         for i in nodes:
             edges[i] = [j for j, c in zip(g.succ[i], g.codes[i], strict=True)
-                        if not c & 1 and j in member and j in g.succ]
+                        if not c & cs_mask and j in member and j in g.succ]
         for comp in _sccs(nodes, edges):
             s = frozenset(comp)
             everywhere: set[int] | None = None
@@ -94,13 +101,13 @@ def find(g: Graph) -> Lasso | None:
                 here = {c >> 2 for c in g.codes[i] if c & 2}
                 everywhere = here if everywhere is None else everywhere & here
             taken = {c >> 2 for i in comp for j, c in zip(g.succ[i], g.codes[i], strict=True)
-                     if j in s and not c & 1}
+                     if j in s and not c & cs_mask}
             missing = (everywhere or set()) - taken
             if missing:
                 continue
             entry = min(comp, key=lambda i: (g.depth[i], i))
             if best is None or (g.depth[entry], entry) < (g.depth[best.entry], best.entry):
-                best = Lasso(p, entry, s, tuple(sorted(everywhere or ())))
+                best = Lasso(p, entry, s, tuple(sorted(everywhere or ())), cs_mask)
     return best
 
 
@@ -111,7 +118,7 @@ def loop_nodes(g: Graph, lasso: Lasso) -> list[tuple[int, int]]:
 
     def internal(i: int):
         for k, (j, c) in enumerate(zip(g.succ[i], g.codes[i], strict=True)):
-            if j in s and not c & 1:
+            if j in s and not c & lasso.cs_mask:
                 yield k, j, c
 
     def bfs(start: int, goal) -> list[tuple[int, int]]:
