@@ -17,6 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from protocols.kernel import SimError
 from protocols.runner import build
@@ -89,7 +90,7 @@ async def validate_route(request: Request) -> JSONResponse:
             if isinstance(exc, json.JSONDecodeError) else ""
         return JSONResponse({"ok": False, "errors": [
             {"field": "scenario", "message": f"not valid JSON{where}"}]})
-    return JSONResponse(validate(data))
+    return JSONResponse(await run_in_threadpool(validate, data))   # builds and replays
 
 
 @router.get("/editor", response_class=HTMLResponse)

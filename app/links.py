@@ -25,6 +25,7 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from protocols.scenario import format_errors, gallery
 
@@ -112,10 +113,16 @@ def _described(opened: Opened, lid: str | None = None) -> dict[str, Any]:
 @router.post("/api/links")
 async def create_link(request: Request) -> JSONResponse:
     try:
-        rec = make(_request(await _body_json(request)), _max_processes(request))
-        lid = save_link(rec)
+        data = await _body_json(request)
+        return await run_in_threadpool(_create, data, _max_processes(request))
     except (LinkError, StoreError) as exc:
         return _json_error(exc)
+
+
+def _create(data: Any, max_processes: int | None) -> JSONResponse:
+    # replaying and the fsync of the insert run in a worker thread, off the event loop
+    rec = make(_request(data), max_processes)
+    lid = save_link(rec)
     return JSONResponse({"id": lid, "url": f"/s/{lid}", "fragment_url": linkcodec.url(rec),
                          "step": rec.step, "state_hash": rec.state_hash}, 201)
 
@@ -124,7 +131,8 @@ async def create_link(request: Request) -> JSONResponse:
 async def fragment_link(request: Request) -> JSONResponse:
     """Like ``POST /api/links`` but stores nothing: only the self-contained ``#s=`` link."""
     try:
-        rec = make(_request(await _body_json(request)), _max_processes(request))
+        data = await _body_json(request)
+        rec = await run_in_threadpool(make, _request(data), _max_processes(request))
     except LinkError as exc:
         return _json_error(exc)
     return JSONResponse({"fragment_url": linkcodec.url(rec), "step": rec.step,
@@ -155,7 +163,8 @@ async def decode_fragment(request: Request) -> JSONResponse:
         frag = data.get("fragment") if isinstance(data, dict) else None
         if not isinstance(frag, str):
             raise LinkError(400, 'body: expected {"fragment": "<payload after #s=>"}')
-        return JSONResponse(_described(open_record(linkcodec.decode(frag))))
+        opened = await run_in_threadpool(open_record, linkcodec.decode(frag))
+        return JSONResponse(_described(opened))
     except LinkError as exc:
         return _json_error(exc)
 
@@ -212,13 +221,17 @@ async def export_post(request: Request) -> Response:
     """Body: the same as ``POST /api/links`` (for full scenario objects), or {"fragment"}."""
     try:
         data = await _body_json(request)
-        if isinstance(data, dict) and set(data) == {"fragment"}:
-            opened = open_record(linkcodec.decode(str(data["fragment"])))
-        else:
-            opened = open_record(make(_request(data)))
-        return _export_response(opened)
+        return await run_in_threadpool(_export_body, data)
     except (LinkError, StoreError) as exc:
         return _json_error(exc)
+
+
+def _export_body(data: Any) -> Response:
+    if isinstance(data, dict) and set(data) == {"fragment"}:
+        opened = open_record(linkcodec.decode(str(data["fragment"])))
+    else:
+        opened = open_record(make(_request(data)))
+    return _export_response(opened)
 
 
 @router.get("/api/thumb/{name}")
