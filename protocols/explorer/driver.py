@@ -28,9 +28,16 @@ _COPY: dict[str, Callable[[Any], Any]] = {
     "procs": list, "inflight": dict, "next_seq": _SAME, "crashed": set, "cs": dict,
     "waiting": dict, "usage": lambda d: {k: list(v) for k, v in d.items()},
     "_chan": lambda d: {k: deque(v) for k, v in d.items()}, "_msg_events": dict,
-    "_touched": set, "_phash": list, "_proc_fp": _SAME, "_chan_fp": dict,
-    "_enabled": _SAME, "_acts": dict, "_since": dict,
+    "_touched": _SAME, "_phash": list, "_proc_fp": _SAME, "_chan_fp": dict,
+    "_enabled": _SAME, "_acts": dict,
+    # not copied: ``_touched`` is empty between steps; ``_since`` (when each event became
+    # enabled) only serves the oldest-first scheduler and the kernel's livelock heuristic, and
+    # its keys are event ids, so sharing it costs no correctness and bounded memory.
+    "_since": _SAME,
 }
+# The monitors' attributes whose meaning the slim after-step below reproduces.
+_MONITOR_ATTRS = {"_bad", "_bypass", "_checks", "_deadlocked", "_seen", "cs_entries", "delivered",
+                  "findings", "last_event", "requests", "sent", "sent_at", "served", "sim"}
 _OTHER = {"protocol", "scenario", "variant", "fifo", "channels", "faults", "snapshot_every",
           "config", "pids", "index", "capacity", "monitors", "trace", "narrations", "step_no",
           "_snapshots"}
@@ -64,6 +71,13 @@ class Driver:
         # itself, so keep it empty (it would otherwise cost a dict insert per step).
         mon._seen.clear()
         self.fast = fast and set(vars(sim)) == set(_COPY) | _OTHER
+        if self.fast and set(vars(mon)) == _MONITOR_ATTRS:
+            # The kernel's after-step also judges deadlock (listing the enabled events and, on
+            # a deadlock, building the wait-for graph) and fingerprints the state for its
+            # livelock heuristic, on every transition; the search judges deadlock only on new
+            # states and finds cycles itself. Keep just what protocols read (last_event) and
+            # the safety predicates. An instance attribute: the kernel class is untouched.
+            mon.after_step = self._after_step
         self._current: State | None = None
         self._base_of: State | None = None
         self._base: dict[str, Any] = {}
@@ -86,6 +100,13 @@ class Driver:
     def enabled(self) -> list[Event]:
         return self.sim.enabled()
 
+    def _after_step(self, ev: Event) -> None:
+        mon = self.sim.monitors
+        mon.last_event = ev
+        if mon._checks:
+            for text in sorted(set(self.sim.protocol.violations(self.sim))):
+                mon.violation(text)
+
     def apply(self, ev: Event) -> Outcome:
         """Apply ``ev`` (enabled in the loaded state) and report the transition."""
         sim = self.sim
@@ -94,6 +115,9 @@ class Driver:
         mon._bad = frozenset()          # so after_step reports every current violation as new
         mon._deadlocked = False
         entries = mon.cs_entries
+        # Every transition starts from "step 0": history a protocol keys by step (kout_tree's
+        # legitimacy track) then stays bounded and is read as if the parent were the start.
+        sim.step_no = 0
         sim._apply(ev)
         mon._seen.clear()
         if len(mon.served) > 4096:      # metrics history, not needed here
