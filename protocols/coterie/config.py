@@ -46,18 +46,22 @@ def _int(value: Any, field: str, lo: int, hi: int) -> int:
     return value
 
 
+def _choice(p: dict[str, Any], key: str, default: str, choices: tuple[str, ...]) -> str:
+    v = p.get(key, default)
+    if not isinstance(v, str) or v not in choices:
+        raise ScenarioError(f"scenario.params.{key}: {v!r} is not one of {', '.join(choices)}")
+    return v
+
+
 def build(scenario: Any) -> Config:
     p, wl = scenario.params, scenario.workload
     S = from_topology(scenario.topology)
-    kind = p.get("coterie", "local")
+    kind = _choice(p, "coterie", "local", (*qm.CONSTRUCTIONS, "custom"))
     try:
         if kind == "custom":
             Q = qm.from_lists(S, p.get("quorums"), "scenario.params.quorums")
-        elif kind in qm.CONSTRUCTIONS:
-            Q = qm.CONSTRUCTIONS[kind](S)
         else:
-            raise ScenarioError(f"scenario.params.coterie: {kind!r} is not one of local, global, "
-                                "grid, custom")
+            Q = qm.CONSTRUCTIONS[kind](S)
         qm.validate(S, Q)
     except qm.CoterieError as exc:
         field = "scenario.params.quorums" if kind == "custom" else "scenario.params.coterie"
@@ -68,14 +72,9 @@ def build(scenario: Any) -> Config:
     for v in S.U:
         rs = {r for w in S.U if any(v in q for q in Q[w]) for r in S.alpha[w]}
         R_of[v] = tuple(r for r in S.R if r in rs)
-    strategy = p.get("strategy", "lowest")
-    if strategy not in STRATEGIES:
-        raise ScenarioError(f"scenario.params.strategy: {strategy!r} is not one of "
-                            f"{', '.join(STRATEGIES)}")
+    strategy = _choice(p, "strategy", "lowest", STRATEGIES)
     pref = _preference(S, p.get("preference", {}), strategy)
-    choice = p.get("quorum_choice", "first")
-    if choice not in ("first", "rotate"):
-        raise ScenarioError("scenario.params.quorum_choice: must be 'first' or 'rotate'")
+    choice = _choice(p, "quorum_choice", "first", ("first", "rotate"))
     seed = _int(p.get("seed", 0), "scenario.params.seed", 0, 2**63 - 1)
     return Config(S, Q, R_of, {u: i + 1 for i, u in enumerate(S.U)}, _workload(S, wl),
                   strategy, pref, choice, seed, kind)
@@ -87,7 +86,8 @@ def _preference(S: SharingStructure, raw: Any, strategy: str) -> dict[str, tuple
     out = {}
     for u in S.U:
         ranking = raw.get(u, list(S.alpha[u]))
-        if not isinstance(ranking, list) or sorted(ranking) != sorted(S.alpha[u]):
+        if not isinstance(ranking, list) or not all(isinstance(r, str) for r in ranking) \
+                or sorted(ranking) != sorted(S.alpha[u]):
             raise ScenarioError(f"scenario.params.preference.{u}: must order exactly α({u}) = "
                                 f"{list(S.alpha[u])}")
         out[u] = tuple(ranking)
@@ -117,6 +117,8 @@ def _workload(S: SharingStructure, wl: dict[str, Any]) -> dict[str, tuple[int, .
         return out
     rounds = _int(wl.get("rounds", 1), "scenario.workload.rounds", 0, 1000)
     k = wl.get("k", 1)
+    if isinstance(k, str) and k not in ("all", "random"):
+        raise ScenarioError("scenario.workload.k: must be a whole number, 'all' or 'random'")
     rng = random.Random(_int(wl.get("seed", 0), "scenario.workload.seed", 0, 2**63 - 1))
     out = {}
     for u in S.U:
@@ -126,7 +128,7 @@ def _workload(S: SharingStructure, wl: dict[str, Any]) -> dict[str, tuple[int, .
         elif k == "random":
             out[u] = tuple(rng.randint(1, a) for _ in range(rounds))
         else:
-            _int(k, "scenario.workload.k", 1, 10**6)
+            _int(k, "scenario.workload.k", 1, 10**6)   # larger than |α(u)| means all of α(u)
             out[u] = (min(k, a),) * rounds
     return out
 

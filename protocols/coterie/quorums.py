@@ -17,6 +17,8 @@ import math
 
 from .structure import SharingStructure
 
+MAX_QUORUMS = 16          # per process in a user-supplied coterie (the validator is quadratic)
+
 Quorum = tuple[str, ...]
 LocalCoterie = dict[str, tuple[Quorum, ...]]
 
@@ -75,11 +77,12 @@ def from_lists(S: SharingStructure, raw: object, field: str) -> LocalCoterie:
     out: LocalCoterie = {}
     for u in S.U:
         qs = raw.get(u)
-        if not isinstance(qs, list):
-            raise CoterieError(f"{field}.{u}: must be a list of quorums (lists of processes)")
+        if not isinstance(qs, list) or len(qs) > MAX_QUORUMS:
+            raise CoterieError(f"{field}.{u}: must be a list of at most {MAX_QUORUMS} quorums "
+                               "(lists of processes)")
         quorums = []
         for q in qs:
-            if not isinstance(q, list) or any(v not in S.U for v in q):
+            if not isinstance(q, list) or any(not isinstance(v, str) or v not in S.U for v in q):
                 raise CoterieError(f"{field}.{u}: quorum {q!r} must list known processes")
             quorums.append(_q(S.U, q))
         out[u] = tuple(quorums)

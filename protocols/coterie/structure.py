@@ -77,6 +77,8 @@ def _int(value: Any, field: str, lo: int, hi: int) -> int:
 def from_topology(topo: dict[str, Any]) -> SharingStructure:
     """Build and check the sharing structure a scenario's ``topology`` describes."""
     kind = topo.get("kind", "explicit")
+    if not isinstance(kind, str):
+        raise ScenarioError("scenario.topology.kind: must be one of explicit, chain, shared, random")
     if kind == "explicit":
         U = _names(topo.get("processes"), "scenario.topology.processes", MAX_PROCESSES)
         R = _names(topo.get("resources"), "scenario.topology.resources", MAX_RESOURCES)
@@ -93,7 +95,7 @@ def from_topology(topo: dict[str, Any]) -> SharingStructure:
                 raise ScenarioError(f"scenario.topology.alpha.{u}: must be a non-empty list of "
                                     "resources (the paper assumes α(u) ≠ ∅)")
             for r in rs:
-                if r not in R:
+                if not isinstance(r, str) or r not in R:
                     raise ScenarioError(f"scenario.topology.alpha.{u}: unknown resource {r!r}")
             alpha[u] = tuple(r for r in R if r in rs)
         for u in raw:
