@@ -51,7 +51,7 @@ export function shapePath(shape, r) {
 }
 
 /**
- * Positions of the messages: along the straight line src -> dst, shifted to the right of the
+ * Positions of the messages: along the straight line src -> dst, shifted to the left of the
  * direction of travel (so both directions of a channel show), the oldest nearest dst.
  */
 export function layoutMessages(messages, nodes, size) {
@@ -71,7 +71,8 @@ export function layoutMessages(messages, nodes, size) {
     }
     const ax = a ? a.x : b.x - 40, ay = a ? a.y : b.y - 40;
     const dx = b.x - ax, dy = b.y - ay, len = Math.hypot(dx, dy) || 1;
-    const nx = -dy / len, ny = dx / len;
+    // The left of the direction of travel: outside a clockwise ring, where there is room.
+    const nx = dy / len, ny = -dx / len;
     const gap = Math.min(0.14, (size * 2.6) / len);
     list.forEach((m, i) => {
       const t = Math.max(0.12, 0.62 - i * gap);

@@ -133,9 +133,12 @@ export function drawQueues(stage, model, ctx, hooks) {
   const nodes = model.view.nodes;
   const perNode = new Map();
   const items = [];
+  // With many queues (datta_ring has three per resource) the empty ones are left out: a chip
+  // row appears when a queue fills, and the inspector lists them all.
+  const crowded = model.view.queues.size > 6;
   for (const q of model.view.queues.values()) {
     const n = nodes.get(String(q.node));
-    if (!n) continue;
+    if (!n || (crowded && !(q.items || []).length)) continue;
     const idx = perNode.get(q.node) || 0;
     perNode.set(q.node, idx + 1);
     items.push({ q, n, idx });
@@ -160,8 +163,10 @@ export function drawQueues(stage, model, ctx, hooks) {
           typeof item === "object" ? (item.label ?? item.id ?? JSON.stringify(item)) : item);
       });
       if (items.length > 8) text(el("text", { class: "qmore", x: x0 + 8 * (w + 3 * k), y: 4 * k }, g), `+${items.length - 8}`);
-      if (!a.right) {   // anchored on the left of its node: the row ends at the anchor
-        const total = x0 + Math.max(1, Math.min(items.length, 8)) * (w + 3 * k);
+      const total = x0 + Math.max(1, Math.min(items.length, 8)) * (w + 3 * k);
+      if (a.centre) {   // centred under / over its node
+        g.setAttribute("transform", `translate(${(a.x - total / 2).toFixed(1)},${a.y.toFixed(1)})`);
+      } else if (!a.right) {   // anchored on the left of its node: the row ends at the anchor
         g.setAttribute("transform", `translate(${(a.x - total).toFixed(1)},${a.y.toFixed(1)})`);
       }
       if (!items.length) text(el("text", { class: "qitem empty", x: x0, y: 4 * k }, g), "∅");

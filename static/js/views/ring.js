@@ -4,7 +4,7 @@
 
 import { el, keyed, text } from "../svg.js";
 
-const CX = 500, CY = 350;
+const CY = 350;
 
 function details(n) {
   const out = [];
@@ -22,15 +22,18 @@ function details(n) {
   return out;
 }
 
-/** Resources keep their queues on the inside of the ring, where there is room. */
+/**
+ * Resources keep their queues on the inside of the ring, where there is room: stacked above a
+ * node on the lower half of the ring, below (after its detail lines) a node on the upper half.
+ */
 function queueAnchor(n, idx, ctx) {
   const k = ctx.k || 1;
   if (n.kind !== "resource") {
     return { x: n.x + ctx.r + 6 * k, y: n.y + ctx.r + (8 + idx * 20) * k, right: true };
   }
-  const dx = CX - n.x, dy = CY - n.y, l = Math.hypot(dx, dy) || 1;
-  const right = dx >= -1;
-  return { x: n.x + (dx / l) * (ctx.r + 10 * k), y: n.y + (dy / l) * (ctx.r + 10 * k) + (idx - 1) * 20 * k, right };
+  if (CY - n.y <= 0) return { x: n.x, y: n.y - ctx.r - (14 + idx * 20) * k, centre: true };
+  const lines = ctx.dense ? 0 : details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0);
+  return { x: n.x, y: n.y + ctx.r + (14 + lines * 14 + idx * 20) * k, centre: true };
 }
 
 /** seekLoops (datta_ring): the dependency path each has followed, and a halo where it is. */
