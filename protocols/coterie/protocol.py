@@ -125,7 +125,8 @@ class Coterie(Protocol):
         ctx.put(u, replace(s, C=C, req=replace(s.req, phase="cs", G=G, copies=())))
         ctx.enter_cs(u, G)
         ctx.say(f"{u} has a RESPONSE from all of {{{', '.join(s.req.q)}}}, A_{u} = "
-                f"{{{', '.join(A)}}}: it locks {', '.join(G)} and accesses them", u, ALG, (1,))
+                f"{{{', '.join(A)}}}: it locks {', '.join(G)} and accesses "
+                f"{'them' if len(G) > 1 else 'it'}", u, ALG, (1,))
 
     def on_PREEMPT(self, ctx: Ctx, msg: Message) -> None:
         # Case (8): give v's permission back unless the LOCK is already on its way.
