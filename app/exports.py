@@ -50,7 +50,7 @@ def _check(data: dict[str, Any], k: int, want: str) -> str:
                 "run it with --steps 0")
     if res["steps"] < k:
         return (f"`allocscope run` stops this file at step {res['steps']}, before step {k} "
-                f"(a monitor fired there, or everyone was served); run it with --steps "
-                f"{res['steps']} to compare, or export an earlier step")
+                "(a monitor fired there, or everyone was served, and the runner stops at "
+                "that point); the state past it opens from a share link, not from `run`")
     return (f"`allocscope run` reaches state_hash {res['state_hash'][:12]}… at step "
             f"{res['steps']}, not {want[:12]}…")
