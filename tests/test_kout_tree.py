@@ -196,3 +196,44 @@ def test_a_dropped_token_is_recreated(seed):
     while sim.step_no < 20000 and not track(sim).legit[sim.step_no]:
         sim.step(sched.choose(sim))
     assert track(sim).legit[sim.step_no] and counts(sim) == expected(sim.config)
+
+
+def _bfs_counterexample(variant, sc, limit):
+    """The shortest schedule (timeouts and faults excluded) to a state with wrong token counts."""
+    from collections import deque
+    sim = build(sc, variant)
+    start = sim.state()
+    parent = {start.key(): None}
+    todo = deque([(start, ())])
+    while todo and len(parent) < limit:
+        st, path = todo.popleft()
+        sim.restore(st)
+        if counts(sim) != expected(sim.config):
+            return list(path)
+        for e in [e for e in sim.enabled() if e.kind not in ("timeout", "fault")]:
+            sim.restore(st)
+            sim.step(e.id)
+            nxt = sim.state()
+            if nxt.key() not in parent:
+                parent[nxt.key()] = st.key()
+                todo.append((nxt, (*path, e.id)))
+    return None
+
+
+def test_as_printed_root_creates_a_second_priority_token_from_a_clean_start():
+    """Exhaustive search on r–a (ℓ = k = 1): judging the traversal before counting the tokens the
+    root passes on its last channel (Alg. 1 line 48 before 66) makes it create a PrioT that
+    exists; the repaired order keeps exactly one on the same schedule."""
+    sc = scenario(params={"ell": 1, "k": 1, "c_max": 0},
+                  topology={"root": "r", "children": {"r": ["a"]}}, workload={"r": [1], "a": [1]})
+    path = _bfs_counterexample("as-printed", sc, 3000)
+    assert path is not None
+    printed = build(sc, "as-printed")
+    printed.replay(path)
+    assert counts(printed)[2] == 2
+    full = build(sc, "full")
+    for eid in path:
+        if eid not in full.enabled_ids():
+            break
+        full.step(eid)
+        assert counts(full) == expected(full.config)
