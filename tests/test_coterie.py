@@ -265,6 +265,31 @@ def test_message_complexity_best_case_and_repeated_preemption_beyond_the_worst_c
     assert sum(u3.values()) > (7 + 2) * 1                                  # |α(u3)| = 2, |q| = 1
 
 
+@pytest.mark.parametrize("strategy,pref,got", [
+    ("lowest", {}, ("x",)),
+    ("preference", {"b": ["y", "x"]}, ("y",)),     # the Discussion's "printer on my floor"
+])
+def test_resource_selection_strategy(strategy, pref, got):
+    sc = scenario(FIG1, {"requests": {"b": [1]}}, {"strategy": strategy, "preference": pref})
+    sim = build(sc, "full")
+    while "b" not in sim.cs:
+        sim.step(sim.enabled_ids()[0])
+    assert sim.cs["b"] == got
+
+
+def test_arbitrary_strategy_is_seeded_not_global():
+    def pick(seed):
+        sc = scenario({"processes": ["a"], "resources": ["r1", "r2", "r3", "r4"],
+                       "alpha": {"a": ["r1", "r2", "r3", "r4"]}},
+                      {"requests": {"a": [2]}}, {"strategy": "arbitrary", "seed": seed})
+        sim = build(sc, "full")
+        while "a" not in sim.cs:
+            sim.step(sim.enabled_ids()[0])
+        return sim.cs["a"]
+    assert pick(1) == pick(1)
+    assert len({pick(s) for s in range(8)}) > 1
+
+
 def test_view_contract():
     sc = resolve("coterie-preempt")
     sim = build(sc, "full")
