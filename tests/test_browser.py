@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from protocols import registry
 from protocols.runner import build
 from protocols.scenario import gallery, parse
 
@@ -119,16 +120,26 @@ def test_scenario_steps_delivers_goes_back_and_scrubs(page: Any, live_server: st
     wait_step(page, after["total"])
 
 
-def _outcome_scenarios(kind: str) -> list[str]:
+def _outcomes(kinds: tuple[str, ...]) -> list[tuple[str, str, str]]:
+    """(scenario, variant, outcome) for every gallery scenario and variant whose expected
+    outcome is a monitor finding: the file's variant and each variant given its own expect."""
     out = []
     for sid, sc in gallery().items():
         if sc.expect is None:
             continue
-        v = sc.variant
-        exp = sc.expect.for_variant(v) if v else sc.expect
-        if exp.outcome == kind:
-            out.append(sid)
+        proto = registry.get(sc.protocol)
+        base = sc.variant or proto.default_variant
+        for v in proto.variants:
+            if v != base and v not in sc.expect.variants:
+                continue
+            exp = sc.expect.for_variant(v)
+            if exp.outcome in kinds:
+                out.append((sid, v, exp.outcome))
     return out
+
+
+FINDINGS = _outcomes(("deadlock", "livelock", "violation"))
+LIGHT = {"deadlock": "deadlock", "livelock": "livelock", "violation": "safety"}
 
 
 def play_until_light(page: Any, monitor: str) -> None:
@@ -138,37 +149,31 @@ def play_until_light(page: Any, monitor: str) -> None:
     page.wait_for_function("() => !window.allocscope.model.playing")
 
 
-@pytest.mark.parametrize("sid", _outcome_scenarios("deadlock") or ["(none)"])
-def test_deadlock_scenarios_draw_the_red_cycle(page: Any, live_server: str, sid: str,
-                                               screenshots: Path) -> None:
-    if sid == "(none)":
-        pytest.skip("no gallery scenario expects a deadlock")
-    open_viewer(page, live_server, f"/sim/{sid}")
+@pytest.mark.parametrize(("sid", "variant", "outcome"), FINDINGS,
+                         ids=[f"{s}-{v}" for s, v, _ in FINDINGS])
+def test_figure_outcomes_are_shown(page: Any, live_server: str, sid: str, variant: str,
+                                   outcome: str, screenshots: Path) -> None:
+    """Play from step 0 until the monitor fires: its light turns red, play pauses, the timeline
+    has its marker, the banner explains it, and the view highlights the wait-for cycle (in red,
+    the nodes the paper's figure names) or the culprits."""
+    open_viewer(page, live_server, f"/sim/{sid}?variant={variant}")
     page.keyboard.press("Home")
-    play_until_light(page, "deadlock")
-    expect = gallery()[sid].expect.for_variant(gallery()[sid].variant or "")
-    banner = page.text_content("#banner")
-    assert banner.startswith("deadlock at step")
-    assert page.locator("#markers .marker.deadlock").count() >= 1
-    cycle_nodes = set(page.eval_on_selector_all("#view .node.in-cycle", "gs => gs.map(g => g.dataset.id)"))
-    if expect.cycle:
-        assert cycle_nodes == set(expect.cycle)
-        assert page.locator("#view .cycle-edge").count() >= len(expect.cycle)
-    page.screenshot(path=str(screenshots / f"{sid}-deadlock.png"))
-
-
-@pytest.mark.parametrize("sid", _outcome_scenarios("livelock") or ["(none)"])
-def test_livelock_scenarios_show_the_marker(page: Any, live_server: str, sid: str,
-                                            screenshots: Path) -> None:
-    if sid == "(none)":
-        pytest.skip("no gallery scenario expects a livelock yet (kout-fig3 will)")
-    open_viewer(page, live_server, f"/sim/{sid}")
-    page.keyboard.press("Home")
-    play_until_light(page, "livelock")
-    assert page.locator("#markers .marker.livelock").count() >= 1
-    assert page.text_content("#banner").startswith("livelock at step")
-    assert page.locator("#view .node.culprit").count() >= 1
-    page.screenshot(path=str(screenshots / f"{sid}-livelock.png"))
+    wait_step(page, 0)
+    play_until_light(page, LIGHT[outcome])
+    expect = gallery()[sid].expect.for_variant(variant)
+    assert page.text_content("#banner").startswith(f"{outcome} at step")
+    assert page.locator(f"#markers .marker.{outcome}").count() >= 1
+    if outcome == "deadlock":
+        cycle = page.evaluate("() => (window.allocscope.model.monitors.deadlock || {}).cycle || []")
+        drawn = set(page.eval_on_selector_all("#view .node.in-cycle", "gs => gs.map(g => g.dataset.id)"))
+        if expect.cycle:
+            assert set(expect.cycle) <= drawn
+        assert set(map(str, cycle)) <= drawn
+        if len(cycle) > 1:
+            assert page.locator("#view .cycle-edge").count() >= len(cycle)
+    elif outcome == "livelock":
+        assert page.locator("#view .node.culprit").count() >= 1
+    page.screenshot(path=str(screenshots / f"{sid}-{variant}-{outcome}.png"))
 
 
 def test_lossy_ring_deadlock_cycle_and_back(page: Any, live_server: str, screenshots: Path) -> None:

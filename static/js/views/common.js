@@ -154,26 +154,30 @@ export function drawQueues(stage, model, ctx, hooks) {
       text(name, q.name);
       const items = q.items || [];
       const k = ctx.k || 1;
-      const w = 30 * k, h = 17 * k;
+      const h = 17 * k;
       const x0 = (q.name.length * 7 + 6) * k;
+      const label = (item) => String(typeof item === "object" ? (item.label ?? item.id ?? JSON.stringify(item)) : item);
+      let x = x0;
       items.slice(0, 8).forEach((item, i) => {
-        const cg = el("g", { class: "chip-g", transform: `translate(${x0 + i * (w + 3 * k)},${-h / 2})` }, g);
+        const s = label(item);
+        const w = Math.max(24, s.length * 7 + 8) * k;   // a chip as wide as its text
+        const cg = el("g", { class: "chip-g", transform: `translate(${x},${-h / 2})` }, g);
         el("rect", { class: "qchip" + (i === 0 ? " head" : ""), width: w, height: h, rx: 4 }, cg);
-        text(el("text", { class: "qitem", x: w / 2, y: 12.5 * k, "text-anchor": "middle" }, cg),
-          typeof item === "object" ? (item.label ?? item.id ?? JSON.stringify(item)) : item);
+        text(el("text", { class: "qitem", x: w / 2, y: 12.5 * k, "text-anchor": "middle" }, cg), s);
+        x += w + 3 * k;
       });
-      if (items.length > 8) text(el("text", { class: "qmore", x: x0 + 8 * (w + 3 * k), y: 4 * k }, g), `+${items.length - 8}`);
-      const total = x0 + Math.max(1, Math.min(items.length, 8)) * (w + 3 * k);
+      if (items.length > 8) { text(el("text", { class: "qmore", x, y: 4 * k }, g), `+${items.length - 8}`); x += 24 * k; }
+      if (!items.length) { text(el("text", { class: "qitem empty", x: x0, y: 4 * k }, g), "∅"); x += 14 * k; }
+      const total = x;
       if (a.centre) {   // centred under / over its node
         g.setAttribute("transform", `translate(${(a.x - total / 2).toFixed(1)},${a.y.toFixed(1)})`);
       } else if (!a.right) {   // anchored on the left of its node: the row ends at the anchor
         g.setAttribute("transform", `translate(${(a.x - total).toFixed(1)},${a.y.toFixed(1)})`);
       }
-      if (!items.length) text(el("text", { class: "qitem empty", x: x0, y: 4 * k }, g), "∅");
       const detail = (q.entries || q.tickets || items).map((i) => typeof i === "object" ? JSON.stringify(i) : i);
       tip(g, `${q.name} at ${q.node}: ${items.length ? detail.join(", ") : "empty"} (head first)`);
     },
-    (it) => JSON.stringify(it.q) + it.n.x + "," + it.n.y + ctx.r);
+    (it) => JSON.stringify(it.q) + it.n.x + "," + it.n.y + ctx.r + "," + ctx.k);
 }
 
 function defaultAnchor(n, idx, ctx) {

@@ -53,5 +53,5 @@ export default {
   drawBack,
   edgeDirected: (e) => e.kind === "grant",
   nodeShape: (n) => (n.kind === "resource" ? "rect" : "circle"),
-  queueAnchor: (n, idx, ctx) => ({ x: n.x - ctx.r, y: n.y - ctx.r - (14 + idx * 20) * (ctx.k || 1), right: true }),
+  queueAnchor: (n, idx, ctx) => ({ x: n.x, y: n.y - ctx.r - (14 + idx * 20) * (ctx.k || 1), centre: true }),
 };
