@@ -167,7 +167,7 @@ def test_full_converges_from_arbitrary_configurations_and_stays(n, seed, c_max):
     sim = build(sc, "full")
     sched = make_scheduler("random", seed)
     t = track(sim)
-    while sim.step_no < 30000 and not t.legit.get(sim.step_no):
+    while sim.step_no < 30000 and not t.legit(sim.step_no):
         sim.step(sched.choose(sim))
     rep = report(sim)
     assert rep["converged_at"] is not None, "no convergence in 30000 steps"
@@ -176,7 +176,7 @@ def test_full_converges_from_arbitrary_configurations_and_stays(n, seed, c_max):
     legit_round = rep["controller_rounds"]
     for _ in range(1500):                    # closure: stays legitimate, no reset, safe
         sim.step(sched.choose(sim))
-        assert t.legit[sim.step_no]
+        assert t.legit(sim.step_no)
         assert safety(sim) == []
     assert report(sim)["controller_rounds"] > legit_round   # the controller kept going
     assert sim.monitors.violations() == []
@@ -192,10 +192,10 @@ def test_a_dropped_token_is_recreated(seed):
         sim.step(sched.choose(sim))
     res = next(m for m in sim.inflight.values() if m.kind in ("ResT", "PushT", "PrioT"))
     sim.step(f"f:drop:{res.id}")
-    assert not track(sim).legit[sim.step_no]
-    while sim.step_no < 20000 and not track(sim).legit[sim.step_no]:
+    assert not track(sim).legit(sim.step_no)
+    while sim.step_no < 20000 and not track(sim).legit(sim.step_no):
         sim.step(sched.choose(sim))
-    assert track(sim).legit[sim.step_no] and counts(sim) == expected(sim.config)
+    assert track(sim).legit(sim.step_no) and counts(sim) == expected(sim.config)
 
 
 def _bfs_counterexample(variant, sc, limit):

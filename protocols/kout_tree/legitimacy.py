@@ -16,7 +16,7 @@ simulator object, keyed by step, so time travel simply overwrites it on replay.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from array import array
 from typing import Any
 
 from ..kernel import FAULT
@@ -26,12 +26,28 @@ from .state import CTRL, IN, PRIOT, PUSHT, REST
 _ATTR = "_kout_tree_track"
 
 
-@dataclass
 class Track:
-    legit: dict[int, bool] = field(default_factory=dict)
-    myc: dict[int, int] = field(default_factory=dict)
-    transient: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    bad: dict[int, frozenset] = field(default_factory=dict)
+    """Per-step history of one run: 1 byte of legitimacy and the root's counter per step (so a
+    million-step run costs a few megabytes), and the transient violations by step."""
+
+    def __init__(self) -> None:
+        self._legit = bytearray()
+        self._myc = array("q")
+        self.transient: dict[int, tuple[str, ...]] = {}
+        self.bad: dict[int, frozenset] = {}    # safety texts at each step before legitimacy
+
+    def set(self, step: int, legit: bool, myc: int) -> None:
+        while len(self._legit) <= step:
+            self._legit.append(0)
+            self._myc.append(-1)
+        self._legit[step] = legit
+        self._myc[step] = myc
+
+    def legit(self, step: int) -> bool:
+        return 0 <= step < len(self._legit) and bool(self._legit[step])
+
+    def myc(self, step: int) -> int:
+        return self._myc[step] if 0 <= step < len(self._myc) else -1
 
 
 def counts(sim: Any) -> tuple[int, int, int]:
@@ -101,8 +117,7 @@ def track(sim: Any) -> Track:
     if t is None:
         t = Track()
         cfg: Config = sim.config
-        t.legit[0] = not cfg.feat.controller or cfg.clean
-        t.myc[0] = cfg.myc0
+        t.set(0, not cfg.feat.controller or cfg.clean, cfg.myc0)
         setattr(sim, _ATTR, t)
     return t
 
@@ -114,19 +129,19 @@ def observe(sim: Any) -> list[str]:
     step = sim.step_no
     bad = safety(sim)
     if not cfg.feat.controller:
-        t.legit[step] = True
+        t.set(step, True, 0)
         return bad
-    t.myc[step] = sim.proc(cfg.root).myC
     ev = getattr(sim.monitors, "last_event", None)
     fault = ev is not None and ev.kind == FAULT
-    legit = (t.legit.get(step - 1, False) and not fault) or clean_start(sim)
-    t.legit[step] = legit
+    legit = (t.legit(step - 1) and not fault) or clean_start(sim)
+    t.set(step, legit, sim.proc(cfg.root).myC)
     if legit:
         t.transient.pop(step, None)
+        t.bad.pop(step, None)
         return bad
-    prev = t.bad.get(step - 1, frozenset())
     now = frozenset(bad)
-    t.bad[step] = now
+    prev = t.bad.get(step - 1, frozenset())
+    t.bad[step] = prev if prev == now else now      # share the object while nothing changes
     new = tuple(sorted(now - prev))
     if new:
         t.transient[step] = new
@@ -139,24 +154,23 @@ def report(sim: Any) -> dict[str, Any]:
     cfg: Config = sim.config
     t = track(sim)
     now = sim.step_no
-    legit = [t.legit.get(s, False) for s in range(now + 1)]
     since = None
     for s in range(now, -1, -1):
-        if not legit[s]:
+        if not t.legit(s):
             break
         since = s
-    rounds_at = 0
-    wraps = 0
+    rounds_at = wraps = 0
     for s in range(1, now + 1):
-        if s in t.myc and s - 1 in t.myc and t.myc[s] != t.myc[s - 1]:
+        a, b = t.myc(s - 1), t.myc(s)
+        if a >= 0 and b >= 0 and a != b:
             wraps += 1
-        if since is not None and s == since:
+        if s == since:
             rounds_at = wraps
     n = cfg.tree.n
     waits = [w for (_p, _t, _r, w) in sim.monitors.served]
     return {
         "converged_at": None if since is None else {"step": since, "rounds": rounds_at},
-        "legitimate": legit[now],
+        "legitimate": t.legit(now),
         "controller_rounds": wraps,
         "transient": [{"step": s, "text": x} for s in sorted(t.transient) if s <= now
                       for x in t.transient[s]],

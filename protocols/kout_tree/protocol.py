@@ -163,7 +163,7 @@ class KoutTree(Protocol):
     def quiescent_ok(self, sim: Any) -> bool:
         """Tokens circulate forever, so a run may stop once everyone is served, but with a
         controller only once the configuration is legitimate (so chaos runs show convergence)."""
-        return not sim.config.feat.controller or legitimacy.track(sim).legit.get(sim.step_no, False)
+        return not sim.config.feat.controller or legitimacy.track(sim).legit(sim.step_no)
 
     # ---- inspection -----------------------------------------------------------------------
     def guards(self, config: Config, pid: str, state: Proc) -> list[Guard]:

@@ -74,7 +74,7 @@ def view(sim: Any) -> dict[str, Any]:
             "extra": {"virtual_ring": t.tour(), "root": t.root, "ell": cfg.ell, "k": cfg.k,
                       "tokens": {"ResT": res, "PushT": push, "PrioT": prio},
                       "expected_tokens": dict(zip(("ResT", "PushT", "PrioT"), expected(cfg), strict=True)),
-                      "legitimate": tr.legit.get(sim.step_no, False),
+                      "legitimate": tr.legit(sim.step_no),
                       "controller": cfg.feat.controller}}
 
 

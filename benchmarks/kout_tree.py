@@ -1,0 +1,149 @@
+"""kout_tree measurements for benchmarks/README.md.
+
+1. Waiting time (Raynal: critical-section entries by others between a request and its entry)
+   of ``full`` from a clean start, random workloads, random scheduler: the maximum observed
+   against Theorem 2's ℓ·(2n−3)².
+2. Convergence of ``full`` (and ``as-printed``) from seeded arbitrary configurations: controller
+   rounds and steps to legitimacy, transient violations, and violations after legitimacy
+   within a fixed horizon.
+3. Exhaustive search of small clean-start instances (no timeouts, which would make the state
+   space infinite): every reachable state is safe, holds exactly ℓ/1/1 tokens and has an
+   enabled event; for ``no-priority`` on Fig. 3 the search also finds the starvation cycle.
+
+Run: ``python benchmarks/kout_tree.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections import deque
+
+from protocols.kernel import make_scheduler
+from protocols.kout_tree.legitimacy import counts, expected, report, safety, track
+from protocols.runner import build
+from protocols.scenario import parse
+
+
+def scenario(params, topology, workload, seed=0):
+    return parse({"id": "bench", "title": "bench", "protocol": "kout_tree", "params": params,
+                  "topology": topology, "workload": workload,
+                  "scheduler": {"kind": "random", "seed": seed}, "steps": 10**6})
+
+
+def waiting_table(seeds: int) -> list[tuple]:
+    rows = []
+    for n, ell, k in ((3, 3, 2), (7, 3, 2), (7, 5, 3), (15, 4, 3), (15, 8, 4), (31, 6, 3)):
+        worst, served, t0 = 0, 0, time.perf_counter()
+        for s in range(seeds):
+            sc = scenario({"ell": ell, "k": k}, {"random": {"n": n, "seed": s}},
+                          {"random": {"requests": 6, "seed": s}}, s)
+            sim = build(sc, "full")
+            sched = make_scheduler("random", s)
+            while sim.step_no < 400_000 and not sim.protocol.served_all(sim):
+                sim.step(sched.choose(sim))
+            m = sim.monitors.metrics()["waiting_time"]
+            worst = max(worst, m["max"] or 0)
+            served += m["count"]
+        rows.append((n, ell, k, seeds, served, worst, ell * (2 * n - 3) ** 2,
+                     round(time.perf_counter() - t0, 1)))
+    return rows
+
+
+def convergence(variant: str, n: int, c_max: int, seeds: int, horizon: int = 3000) -> tuple:
+    rounds, steps, trans, after, never = [], [], [], 0, 0
+    for s in range(seeds):
+        sc = scenario({"ell": 3, "k": 2, "c_max": c_max, "chaos": {"seed": s}},
+                      {"random": {"n": n, "seed": s}}, {"random": {"requests": 3, "seed": s}}, s)
+        sim = build(sc, variant)
+        sched = make_scheduler("random", s)
+        t = track(sim)
+        while sim.step_no < 200_000 and not t.legit(sim.step_no):
+            sim.step(sched.choose(sim))
+        if not t.legit(sim.step_no):
+            never += 1
+            continue
+        rep = report(sim)
+        rounds.append(rep["converged_at"]["rounds"])
+        steps.append(rep["converged_at"]["step"])
+        trans.append(len(rep["transient"]))
+        for _ in range(horizon):
+            sim.step(sched.choose(sim))
+        after += bool(sim.monitors.violations())
+    top = 2 * (n - 1) * (c_max + 1)
+    return (variant, n, c_max, seeds, never, max(rounds), round(statistics.mean(rounds), 2),
+            top + 4, max(steps), round(statistics.mean(trans), 1), after)
+
+
+def exhaustive(variant: str, sc, limit: int, timeouts: bool = False) -> tuple[int, str]:
+    """Breadth-first over every interleaving, faults excluded; with ``timeouts`` the root's
+    TimeOut is explored whenever fewer than two controllers are in flight (more duplicates
+    would make the state space infinite)."""
+    sim = build(sc, variant)
+    start = sim.state()
+    seen = {start.key()}
+    todo = deque([start])
+    while todo:
+        st = todo.popleft()
+        sim.restore(st)
+        bad = safety(sim)
+        if bad:
+            return len(seen), f"unsafe: {bad[0]}"
+        if counts(sim) != expected(sim.config):
+            return len(seen), "token count changed"
+        ctrls = sum(1 for m in sim.inflight.values() if m.kind == "ctrl")
+        evs = [e for e in sim.enabled() if e.kind != "fault"
+               and (e.kind != "timeout" or (timeouts and ctrls < 2))]
+        if not evs:
+            return len(seen), "stuck"
+        for e in evs:
+            sim.restore(st)
+            sim.step(e.id)
+            nxt = sim.state()
+            k = nxt.key()
+            if k not in seen:
+                if len(seen) >= limit:
+                    return len(seen), "state limit reached, no violation or stuck state so far"
+                seen.add(k)
+                todo.append(nxt)
+    return len(seen), "ok"
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    print("## waiting time (full, clean start, random scheduler)")
+    print("| n | ℓ | k | runs | requests served | max waiting observed | bound ℓ(2n−3)² | s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in waiting_table(3 if quick else 10):
+        print("| " + " | ".join(map(str, r)) + " |")
+    print("\n## convergence from arbitrary configurations (ℓ = 3, k = 2)")
+    print("| variant | n | C_MAX | runs | never legit | max rounds | mean rounds | stated bound "
+          "| max steps | mean transient violations | runs with violations after |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for v in ("full", "as-printed"):
+        for n, c in ((3, 1), (7, 1), (7, 2), (15, 2)):
+            print("| " + " | ".join(map(str, convergence(v, n, c, 10 if quick else 40))) + " |")
+    print("\n## exhaustive search, clean start, C_MAX = 0")
+    two = {"root": "r", "children": {"r": ["a"]}}
+    path = {"root": "r", "children": {"r": ["a"], "a": ["b"]}}
+    fig3 = {"root": "r", "children": {"r": ["b", "a"]}}
+    small = [("r–a, ℓ=1, k=1; r: 1, a: 1", {"ell": 1, "k": 1, "c_max": 0}, two,
+              {"r": [1], "a": [1]}, ("no-controller", "full", "as-printed"), True),
+             ("r–a–b, ℓ=2, k=2; a: 2, b: 1", {"ell": 2, "k": 2, "c_max": 0}, path,
+              {"a": [2], "b": [1]}, ("no-priority", "no-controller", "full"), False),
+             ("Fig. 3 tree, ℓ=2, k=2; r: 1, b: 1, a: 2", {"ell": 2, "k": 2, "c_max": 0}, fig3,
+              {"r": [1], "b": [1], "a": [2]}, ("no-priority", "no-controller"), False)]
+    print("| instance | variant | timeouts | states | result |")
+    print("|---|---|---|---|---|")
+    for name, params, topo, wl, variants, with_timeouts in small:
+        for v in variants:
+            for tmo in ((False, True) if with_timeouts and v != "no-controller" else (False,)):
+                t0 = time.perf_counter()
+                n, res = exhaustive(v, scenario(params, topo, wl), 30_000 if quick else 150_000, tmo)
+                print(f"| {name} | {v} | {'≤ 2 ctrl' if tmo else 'no'} | {n} | {res} "
+                      f"({time.perf_counter() - t0:.0f} s) |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
