@@ -93,6 +93,9 @@ def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
+    # a Content-Security-Policy refusal (an inline script or handler crept in) is an error too
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" and (
+        "Content Security Policy" in m.text or "Refused to" in m.text) else None)
     pg.set_default_timeout(10_000)
     try:
         yield pg

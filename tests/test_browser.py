@@ -312,3 +312,22 @@ def test_fault_buttons_and_metrics(page: Any, live_server: str, screenshots: Pat
     page.wait_for_selector("#metrics .chart .bar")
     assert page.locator("#metrics .chart").first.locator(".bar").count() == 1   # only Token
     page.screenshot(path=str(screenshots / "token-ring-metrics.png"))
+
+
+def test_reconnect_rebuilds_the_same_state(page: Any, live_server: str) -> None:
+    """When the socket drops, the page reconnects and rebuilds its session from scenario +
+    schedule: same step, same state hash."""
+    open_viewer(page, live_server, "/sim/token-ring")
+    page.keyboard.press("Home")
+    wait_step(page, 0)
+    for k in range(1, 6):
+        page.keyboard.press("ArrowRight")
+        wait_step(page, k)
+    before = state(page)
+    page.evaluate("() => window.allocscope.socket.ws.close()")
+    page.wait_for_function("() => document.getElementById('conn').dataset.state !== 'open'")
+    page.wait_for_function("() => document.getElementById('conn').dataset.state === 'open'")
+    page.wait_for_function("h => window.allocscope.model.stateHash === h", arg=before["hash"])
+    after = state(page)
+    assert after["step"] == before["step"] == 5
+    assert after["trace"] == before["trace"]

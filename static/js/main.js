@@ -206,7 +206,7 @@ function draw() {
 }
 
 window.addEventListener("resize", () => { ui.forceAll = true; render(); });
-window.allocscope = { model, act, ui, timing };
+window.allocscope = { model, act, ui, timing, socket };
 
 // Share / fork / export tools (static/js/share.js, when present) may first point `page` at a
 // shared state carried by the link; then we load.
