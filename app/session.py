@@ -58,7 +58,7 @@ class Session:
         self.sched_kind = "manual"
         self.sched_seed = 0
         # what step k did, compactly (the narration stays in sim.narrations): _meta[k-1] =
-        # (event, kind, proc, src, dst, type, sent_step); a 200 000-step timeline stays small
+        # (event, kind, proc, src, dst, type, sent_step), about 100 bytes a step
         self._meta: list[tuple] = []
         self._json: dict[int, str] = {}           # step -> its record as JSON, made on first use
         self.playing = False
@@ -98,7 +98,7 @@ class Session:
                                        f"{exc}") from None
             if step is not None:
                 sim.goto(step)
-        except SessionError:
+        except Exception:          # a bad schedule, or a protocol bug: keep the old session
             self.scenario, self.sim, self.schedule, self._meta, self._json = old
             raise
         self.playing = False

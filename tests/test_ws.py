@@ -446,6 +446,25 @@ def test_pause_stops_the_stream(peer):
     assert peer.cmd("goto", step=step)["step"] == step
 
 
+def run_async(make: Any) -> Any:
+    """asyncio.run(make()) in a thread of its own: the browser tests' Playwright keeps an event
+    loop running in the main thread for the whole session."""
+    import threading
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = asyncio.run(make())
+        except BaseException as exc:   # noqa: BLE001 - re-raised in the test's thread
+            out["error"] = exc
+    t = threading.Thread(target=target)
+    t.start()
+    t.join(60)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
 class SlowSocket:
     """A browser that takes ``delay`` seconds to take each frame."""
 
@@ -476,7 +495,7 @@ def _play_against(sock: SlowSocket, scenario: dict[str, Any], limits: Limits) ->
         sender.cancel()
         conn.longest = longest   # type: ignore[attr-defined]
         return conn
-    return asyncio.run(go())
+    return run_async(go)
 
 
 def test_a_slow_browser_gets_coalesced_frames_but_every_record_and_the_last_frame():
@@ -799,4 +818,4 @@ def test_a_reader_waiting_for_room_is_released_when_the_socket_dies():
         finally:
             sender.cancel()
         return conn.closed
-    assert asyncio.run(go()) is True
+    assert run_async(go) is True
