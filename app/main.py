@@ -42,6 +42,7 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     app = FastAPI(title="allocscope", version="0.1.0",
                   description="A browser lab for distributed resource-allocation algorithms.")
     app.state.limits = limits or Limits.from_env()
+    app.state.sessions = ws.SessionCount()
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next):  # type: ignore[no-untyped-def]

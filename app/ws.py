@@ -41,14 +41,12 @@ TOO_BIG = 1009          # message too big
 IDLE = 1001             # going away: no command for ALLOCSCOPE_IDLE_SECONDS
 
 
-class _Registry:
-    """Counts this worker's live sessions (the ALLOCSCOPE_MAX_SESSIONS limit)."""
+class SessionCount:
+    """Counts one app's live sessions in this worker (the ALLOCSCOPE_MAX_SESSIONS limit);
+    kept on ``app.state.sessions``."""
 
     def __init__(self) -> None:
         self.active = 0
-
-
-_sessions = _Registry()
 
 
 def origin_allowed(ws: WebSocket, limits: Limits) -> bool:
@@ -297,17 +295,18 @@ class Connection:
 @router.websocket("/ws")
 async def websocket_endpoint(ws: WebSocket) -> None:
     limits: Limits = ws.app.state.limits
+    sessions: SessionCount = ws.app.state.sessions
     await ws.accept()
     if not origin_allowed(ws, limits):
         await ws.close(POLICY, "origin not allowed (ALLOCSCOPE_ALLOWED_ORIGINS)")
         return
-    if _sessions.active >= limits.max_sessions:
+    if sessions.active >= limits.max_sessions:
         await ws.send_text(encode(error(None, f"server busy: {limits.max_sessions} sessions "
                                               f"are open (ALLOCSCOPE_MAX_SESSIONS); try again "
                                               f"later")))
         await ws.close(POLICY, "too many sessions")
         return
-    _sessions.active += 1
+    sessions.active += 1
     conn = Connection(ws, limits)
     sender = asyncio.get_running_loop().create_task(conn.send_loop())
     try:
@@ -317,7 +316,7 @@ async def websocket_endpoint(ws: WebSocket) -> None:
     except Exception:   # noqa: BLE001 - the socket failed under us; nothing left to answer
         log.exception("websocket session ended by an error")
     finally:
-        _sessions.active -= 1
+        sessions.active -= 1
         conn.stop_play()
         sender.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
