@@ -54,7 +54,7 @@ export function shapePath(shape, r) {
  * Positions of the messages: along the straight line src -> dst, shifted to the left of the
  * direction of travel (so both directions of a channel show), the oldest nearest dst.
  */
-export function layoutMessages(messages, nodes, size) {
+export function layoutMessages(messages, nodes, size, r = size * 2) {
   const chans = new Map();
   for (const m of messages) {
     const k = `${m.src}\u0000${m.dst}`;
@@ -73,9 +73,12 @@ export function layoutMessages(messages, nodes, size) {
     const dx = b.x - ax, dy = b.y - ay, len = Math.hypot(dx, dy) || 1;
     // The left of the direction of travel: outside a clockwise ring, where there is room.
     const nx = dy / len, ny = -dx / len;
-    const gap = Math.min(0.14, (size * 2.6) / len);
+    // Between the two nodes' borders, the oldest nearest dst, squeezed to fit a long queue.
+    const lo = Math.min(0.45, (r + size * 1.3) / len), hi = Math.max(0.55, 1 - (r + size * 1.6) / len);
+    const start = Math.min(hi, Math.max(lo, 0.62));
+    const gap = Math.min(0.14, (size * 2.6) / len, list.length > 1 ? (start - lo) / (list.length - 1) : 1);
     list.forEach((m, i) => {
-      const t = Math.max(0.12, 0.62 - i * gap);
+      const t = Math.max(lo, start - i * gap);
       out.push({ m, x: ax + dx * t + nx * size * 0.9, y: ay + dy * t + ny * size * 0.9, i, nx, ny });
     });
   }
@@ -89,7 +92,7 @@ export function drawMessages(layer, model, hooks, opts) {
   const nodes = model.view.nodes;
   const size = opts.msgSize;
   // Deliverable messages last, so that they are drawn on top of the ones queued behind them.
-  const placed = layoutMessages(Array.from(model.view.messages.values()), nodes, size)
+  const placed = layoutMessages(Array.from(model.view.messages.values()), nodes, size, opts.r)
     .sort((a, b) => (a.m.deliverable === b.m.deliverable ? 0 : a.m.deliverable ? 1 : -1));
   const showLabels = placed.length <= 40 && opts.labels;
   keyed(layer, placed, (p) => p.m.id,
