@@ -331,3 +331,14 @@ def test_reconnect_rebuilds_the_same_state(page: Any, live_server: str) -> None:
     after = state(page)
     assert after["step"] == before["step"] == 5
     assert after["trace"] == before["trace"]
+
+
+def test_every_control_has_a_tooltip(page: Any, live_server: str) -> None:
+    open_viewer(page, live_server, "/sim/token-ring")
+    missing = page.evaluate("""() => Array.from(document.querySelectorAll(
+        '#controls button, #controls select, #controls input, #timeline input, .tab, '
+        + '#faults button, #events button, .logfilter select, .light'))
+      .filter(e => !e.title && !(e.closest('label') && e.closest('label').title)
+                   && !e.closest('#share-tools, #share-out'))
+      .map(e => e.id || e.outerHTML.slice(0, 60))""")
+    assert missing == []
