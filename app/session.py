@@ -232,9 +232,9 @@ class Session:
         self.play_steps = 0
 
     def play_step(self) -> PlayResult:
-        """One step of play; says whether play goes on. Stops (and pauses) at a monitor firing,
-        at the end of the run, when everyone is served for protocols whose tokens circulate
-        forever (as ``allocscope run`` does), or at the play-burst limit."""
+        """One step of play; says whether play goes on. Stops (and pauses) where ``allocscope
+        run`` stops — a monitor firing, the end of the run, everyone served for protocols whose
+        tokens circulate forever, the scenario's step budget — or at the play-burst limit."""
         sim = self.sim
         if self.play_steps >= self.limits.play_burst:
             self.playing = False
@@ -259,6 +259,11 @@ class Session:
         if not sim.enabled():
             self.playing = False
             return PlayResult("end", "end of the run: no event is enabled")
+        if sim.step_no == self.scenario.steps:
+            self.playing = False
+            return PlayResult("limit", f"paused at the scenario's step budget ({sim.step_no} "
+                                       f"steps, where `allocscope run` stops); press play to "
+                                       f"go on")
         return PlayResult("ok")
 
     # ------------------------------------------------------------------ reading

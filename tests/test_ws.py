@@ -819,3 +819,21 @@ def test_a_reader_waiting_for_room_is_released_when_the_socket_dies():
             sender.cancel()
         return conn.closed
     assert run_async(go) is True
+
+
+@pytest.mark.parametrize("sid", GALLERY)
+def test_play_stops_where_the_cli_run_stops(sid):
+    """Play's stop rules are `allocscope run`'s: same last step, same state (driven in process,
+    without the clock; the socket's play loop only paces these steps)."""
+    from app.session import Session
+    _, rep = cli_trace(sid)
+    s = Session(Limits())
+    s.load(sid, step=0)      # from step 0: the run may stop inside the recorded schedule
+    s.start_play()
+    r = None
+    for _ in range(rep["steps"] + 1):
+        r = s.play_step()
+        if r.status != "ok":
+            break
+    assert r is not None and r.status != "ok" and not s.playing
+    assert s.sim.step_no == rep["steps"] and s.sim.state_hash() == rep["state_hash"], r.notice
