@@ -1,0 +1,126 @@
+"""The actions of the resource manager that controls a pool P (Section 3, "Actions of resource
+managers", pages 15-17). Every receipt ends by sending the new local state to every task with a
+registration form in Applications_P (and, for a releasing form, to the releasing task too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..kernel import Ctx, Message
+from .data import ManagerState, Request
+
+REF = "Sec. 3"
+
+
+def _broadcast(ctx: Ctx, pool: str, p: ManagerState, also: str = "") -> None:
+    """"sending messages containing information on the new local state p' to all the tasks with
+    registration forms in Applications_P(p')" (every manager action, pp. 15-17)."""
+    to = list(p.applications)
+    if also and also not in to:
+        to.append(also)
+    for t in sorted(to):
+        ctx.send(pool, t, "Info", (pool, p))
+
+
+def _without(xs: tuple, task: str) -> tuple:
+    return tuple(x for x in xs if (x.task if isinstance(x, Request) else x[0]) != task)
+
+
+class ManagerActions:
+    """Mixin: ``on_<Form>`` handlers of the resource managers (one process per pool)."""
+
+    # Receiving a registration form (p. 15).
+    def on_Registration(self, ctx: Ctx, msg: Message) -> None:
+        pool, t = msg.dst, msg.body
+        p = ctx.get(pool)
+        p = replace(p, applications=tuple(sorted(set(p.applications) | {t})))
+        ctx.put(pool, p)
+        ctx.say(f"{pool} registers {t}", pool, REF, (15,))
+        _broadcast(ctx, pool, p)
+
+    # Receiving an admission form (p. 15).
+    def on_Admission(self, ctx: Ctx, msg: Message) -> None:
+        pool, form = msg.dst, msg.body
+        p = ctx.get(pool)
+        p = replace(p, admissions=tuple(sorted(set(p.admissions) | {form})))
+        ctx.put(pool, p)
+        ctx.say(f"{pool} admits {form[0]} with ticket {form[1]}", pool, REF, (15,))
+        _broadcast(ctx, pool, p)
+
+    # Receiving a request R (p. 16): appended unless it already occurs.
+    def on_Request(self, ctx: Ctx, msg: Message) -> None:
+        pool, r = msg.dst, msg.body
+        p = ctx.get(pool)
+        if r not in p.requests:
+            p = replace(p, requests=p.requests + (r,))
+            ctx.put(pool, p)
+        ctx.say(f"{pool} queues request {r.ticket}#{r.seq} of {r.task} at position "
+                f"{p.requests.index(r) + 1}", pool, REF, (16,))
+        _broadcast(ctx, pool, p)
+
+    # Receiving an order form (p. 16).
+    def on_Order(self, ctx: Ctx, msg: Message) -> None:
+        pool, form = msg.dst, msg.body
+        p = ctx.get(pool)
+        p = replace(p, orders=tuple(sorted(set(p.orders) | {form})))
+        ctx.put(pool, p)
+        ctx.say(f"{pool} records the order form of {form[0]}", pool, REF, (16,))
+        _broadcast(ctx, pool, p)
+
+    # Receiving an advancing form (p. 16): transpose T's request with its predecessor's, unless
+    # the predecessor's task has an order form at P.
+    def on_Advancing(self, ctx: Ctx, msg: Message) -> None:
+        pool, t = msg.dst, msg.body
+        p = ctx.get(pool)
+        q = p.requests
+        i = next((j for j, r in enumerate(q) if r.task == t), None)
+        ordered = {x for x, _ in p.orders}
+        if i is not None and i > 0 and q[i - 1].task not in ordered:
+            p = replace(p, requests=q[:i - 1] + (q[i], q[i - 1]) + q[i + 1:])
+            ctx.put(pool, p)
+            ctx.say(f"{pool} moves {t}'s request ahead of {q[i - 1].task}'s", pool, REF, (16,))
+        else:
+            ctx.say(f"{pool}: {t}'s advancing form has no effect", pool, REF, (16,))
+        _broadcast(ctx, pool, p)
+
+    # Receiving a withdrawal (p. 16): removes T's request and order form; the withdrawal sent from
+    # ACCESSING (final) also removes T's admission form, as Section 2 says (p. 8).
+    def on_Withdrawal(self, ctx: Ctx, msg: Message) -> None:
+        pool, (t, final) = msg.dst, msg.body
+        p = ctx.get(pool)
+        p = replace(p, requests=_without(p.requests, t), orders=_without(p.orders, t),
+                    admissions=_without(p.admissions, t) if final else p.admissions)
+        ctx.put(pool, p)
+        ctx.say(f"{pool} removes {t}'s request" + (" and admission form" if final else ""),
+                pool, REF, (16,))
+        _broadcast(ctx, pool, p)
+
+    # Receiving a winning form (pp. 16-17): book a free resource, if any; else no effect.
+    def on_Winning(self, ctx: Ctx, msg: Message) -> None:
+        pool, t = msg.dst, msg.body
+        p = ctx.get(pool)
+        used = {r for r, _ in p.in_use}
+        free = [r for r in ctx.config.units[pool] if r not in used]
+        if free:
+            p = replace(p, in_use=tuple(sorted(p.in_use + ((free[0], t),))))
+            ctx.put(pool, p)
+            ctx.say(f"{pool} books {free[0]} for {t}", pool, REF, (16,))
+        else:
+            ctx.say(f"{pool} has no free resource: {t}'s winning form is lost", pool, REF, (17,))
+        _broadcast(ctx, pool, p)
+
+    # Receiving a releasing form (p. 17): free T's resource and drop its registration form.
+    def on_Releasing(self, ctx: Ctx, msg: Message) -> None:
+        pool, t = msg.dst, msg.body
+        p = ctx.get(pool)
+        mine = [x for x in p.in_use if x[1] == t]
+        if mine:
+            p = replace(p, in_use=tuple(x for x in p.in_use if x != mine[0]),
+                        applications=tuple(a for a in p.applications if a != t))
+            ctx.put(pool, p)
+            ctx.say(f"{pool} releases {mine[0][0]} used by {t}", pool, REF, (17,))
+        else:
+            ctx.say(f"{pool}: {t} uses nothing here; the releasing form has no effect",
+                    pool, REF, (17,))
+        _broadcast(ctx, pool, p, also=t)
