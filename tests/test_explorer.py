@@ -16,6 +16,7 @@ from app.cli import main
 from protocols.explorer import check
 from protocols.explorer.check import explore
 from protocols.explorer.driver import Driver
+from protocols.explorer.keys import plain_key
 from protocols.kernel import Simulator
 from protocols.runner import build
 from protocols.scenario import ScenarioError, parse, resolve
@@ -216,3 +217,37 @@ def test_cli_exit_codes_and_json_keys(tmp_path, capsys):
                                "params": {"n": 3}, "symmetry": [["p1", "p2"]]}))
     p = cli("check", str(bad))
     assert p.returncode == 2 and "scenario.symmetry" in p.stderr
+
+
+# ---- the papers' expectations (issue 9), as the protocols land ------------------------------
+
+def gallery_or_skip(sid: str):
+    from protocols.scenario import gallery
+    sc = gallery().get(sid)
+    if sc is None:
+        pytest.skip(f"{sid} is not in the gallery yet")
+    return sc
+
+
+def test_kout_no_pusher_fig2_deadlock_is_found_and_no_longer_than_the_figure_run():
+    from protocols.runner import run
+    sc = gallery_or_skip("kout-fig2")
+    res = check(sc, variant="no-pusher")
+    assert res["result"] == "deadlock" and res["counterexample"]["confirmed_by_monitor"]
+    figure = run(sc, "no-pusher")                 # the gallery's own scripted + oldest run
+    assert figure["deadlock"] is not None
+    assert res["counterexample"]["length"] <= figure["deadlock"]["step"]
+
+
+def test_kout_no_priority_fig3_livelock_starves_a():
+    sc = gallery_or_skip("kout-fig3")
+    res = check(sc, variant="no-priority")
+    assert res["result"] == "livelock"
+    ce = res["counterexample"]
+    assert ce["confirmed_by_monitor"] and res["finding"].startswith("livelock: a waits forever")
+    sim = build(sc, "no-priority")                # the loop really returns to its first state
+    sim.replay(ce["schedule"][:ce["loop_start"]])
+    start = plain_key(sim.state(), sim.fifo)
+    sim.replay(ce["schedule"][ce["loop_start"]:])
+    assert plain_key(sim.state(), sim.fifo) == start and sim.monitors.cs_entries > 0
+    assert "a" in {w[0] for w in sim.state().waiting}
