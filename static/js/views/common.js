@@ -278,7 +278,8 @@ export function renderView(stage, model, hooks, handlers, state) {
   state.forceAll = false;
   if (all) fitViewBox(stage, model, ctx, hooks);
   // Small views get bigger nodes: at least ~20 screen pixels of radius on a projector.
-  if (n <= 16 && stage.k) ctx.r = Math.max(ctx.r, 20 * stage.k);
+  const present = document.body.classList.contains("present");
+  if (n <= 16 && stage.k) ctx.r = Math.max(ctx.r, (present ? 26 : 20) * stage.k);
   ctx.msgSize = Math.max(ctx.msgSize, n <= 16 && stage.k ? 8 * stage.k : 0);
   ctx.k = stage.k || 1;
   ctx.dense = !!stage.dense;
