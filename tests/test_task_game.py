@@ -1,0 +1,222 @@
+"""task_game (Winkowski's game of tasks): gallery outcomes, failure locality, safety and property 2
+under random schedules (hypothesis), liveness of ``full`` under the fair random scheduler and
+under every schedule of small instances (a small breadth-first search written here)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import deque
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from protocols.kernel import make_scheduler
+from protocols.runner import build, drive, run, scheduler_for
+from protocols.scenario import ScenarioError, parse, resolve
+from protocols.task_game.data import ACCESSING, AgentState, TaskState
+
+VARIANTS = ("restricted", "complete", "full")
+
+
+def _run(sid: str, variant: str):
+    sc = resolve(sid)
+    sim = build(sc, variant)
+    drive(sim, scheduler_for(sc, variant), sc.steps)
+    return sim
+
+
+# ---------------------------------------------------------------------------- gallery
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_fault_chain_disturbed_set(variant):
+    """T1 stops with its request first at P1. Restricted: T2 and T3 never execute (T3 is at
+    distance 2 in the conflict graph). Complete / full: T2 advances past the dead request and
+    nobody is disturbed in this schedule."""
+    res = run(resolve("game-fault"), variant)
+    d = res["disturbed"]
+    assert d["faulty"] == ["T1"]
+    assert d["direct_conflicts"] == ["T2"]
+    if variant == "restricted":
+        assert res["outcome"] == "deadlock"
+        assert d["never_executed"] == ["T2", "T3"]
+        assert d["distance"] == {"T2": 1, "T3": 2} and d["max_distance"] == 2
+    else:
+        assert res["outcome"] == "all-served"
+        assert d["set"] == [] and d["max_distance"] == 0
+        phases = [p for p, _ in res["tasks"]["T2"]["phases"]]
+        assert "ADVANCING" in phases     # the alarm-clock rang and T2 jumped the dead request
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_conflict_lower_ticket_withdraws_and_higher_wins_first(variant):
+    sim = _run("game-conflict", variant)
+    res = run(resolve("game-conflict"), variant)
+    assert res["outcome"] == "all-served"
+    t1 = dict((p, k) for p, k in res["tasks"]["T1"]["phases"])
+    t2 = dict((p, k) for p, k in res["tasks"]["T2"]["phases"])
+    assert t1["ACCESSING"] < t2["ACCESSING"]
+    # T2 (ticket 2) had its request first at P1 and withdrew it: the regressive behaviour
+    t2_withdrawals = [e for e in sim.trace if e.startswith("a:T2:withdraw:")]
+    assert t2_withdrawals and sim.trace.index(t2_withdrawals[0]) < t1["ACCESSING"]
+
+
+def test_lost_winning_form_leaves_complete_stuck_and_full_repairs_it():
+    sim = _run("game-lost-winning", "complete")
+    assert sim.monitors.first("deadlock") is not None
+    assert sim.proc("T1").status == "WINNING"
+    texts = [n.text for step in sim.narrations for n in step]
+    assert any("T1's winning form is lost" in t for t in texts)
+    for v in ("restricted", "full"):
+        assert run(resolve("game-lost-winning"), v)["outcome"] == "all-served"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_three_nodes_all_served_and_view(variant):
+    sim = _run("game-three-nodes", variant)
+    assert sim.protocol.served_all(sim)
+    v = sim.protocol.view(sim)
+    assert v["layout"] == "game"
+    assert all(0 <= n["x"] <= 1000 and 0 <= n["y"] <= 700 for n in v["nodes"])
+    kinds = {n["kind"] for n in v["nodes"]}
+    assert kinds == {"agent", "pool", "task"}
+    assert {q["node"] for q in v["queues"]} == {"P1", "P2", "P3", "P4"}
+    assert all(n["phase"] == "LEFT" for n in v["nodes"] if n["kind"] == "task")
+
+
+def test_bad_scenario_names_the_field():
+    base = resolve("game-conflict").model_dump()
+    bad = dict(base, workload={"tasks": [{"id": "T1", "agent": "A9", "interest": ["P1"]}]})
+    with pytest.raises(ScenarioError, match=r"scenario.workload.tasks\[0\].agent"):
+        build(parse(bad), "full")
+    bad = dict(base, params={"gamma": 0})
+    with pytest.raises(ScenarioError, match="scenario.params.gamma"):
+        build(parse(bad), "full")
+
+
+# ---------------------------------------------------------------------------- random instances
+@st.composite
+def instances(draw):
+    na = draw(st.integers(1, 3))
+    agents = [f"A{i + 1}" for i in range(na)]
+    npools = draw(st.integers(1, 3))
+    pools = {f"P{j + 1}": {"agent": draw(st.sampled_from(agents)), "units": draw(st.integers(1, 2))}
+             for j in range(npools)}
+    tasks = []
+    for k in range(draw(st.integers(1, 3))):
+        interest = draw(st.lists(st.sampled_from(sorted(pools)), min_size=1, max_size=2,
+                                 unique=True))
+        tasks.append({"id": f"T{k + 1}", "agent": draw(st.sampled_from(agents)),
+                      "interest": interest})
+    return {"id": "hyp", "title": "random instance", "protocol": "task_game",
+            "topology": {"agents": agents, "pools": pools}, "workload": {"tasks": tasks},
+            "params": {"gamma": draw(st.integers(1, 3))}}
+
+
+def _check_step(sim) -> None:
+    cfg = sim.config
+    for p in cfg.pools:
+        assert len(sim.proc(p).in_use) <= len(cfg.units[p])
+    for t in cfg.task_order:
+        if sim.proc(t).status == ACCESSING:
+            # property 2: a task accessing one pool of its interest accesses all of them
+            for p in cfg.tasks[t].interest:
+                assert any(u == t for _, u in sim.proc(p).in_use), (t, p)
+                assert p in sim.cs[t]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.sampled_from(VARIANTS), st.integers(0, 10_000))
+def test_units_never_exceeded_and_property_2(data, variant, seed):
+    sim = build(parse(data), variant)
+    sched = make_scheduler("random", seed)
+    for _ in range(1500):
+        eid = sched.choose(sim)
+        if eid is None:
+            break
+        sim.step(eid)
+        _check_step(sim)
+    assert not sim.monitors.violations()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.integers(0, 10_000))
+def test_full_executes_every_task_under_the_random_scheduler(data, seed):
+    sim = build(parse(data), "full")
+    drive(sim, make_scheduler("random", seed), 5000)
+    assert sim.monitors.first("deadlock") is None
+    assert sim.protocol.served_all(sim), {t: sim.proc(t).status for t in sim.config.task_order}
+
+
+# ---------------------------------------------------------------------------- every schedule
+def _key(state):
+    """State.key() with the agents' clocks made relative to their tasks' alarm-clocks: guards only
+    compare clock >= alarm-clock and set alarm-clock = clock + Γ, so states equal up to a shift
+    of a clock behave the same (this keeps the searched space finite)."""
+    procs = []
+    for p in state.procs:
+        if isinstance(p, AgentState):
+            p = dataclasses.replace(p, clock=0,
+                                    alarms=tuple((t, m - p.clock) for t, m in p.alarms))
+        elif isinstance(p, TaskState):
+            off = None if p.alarm_clock is None else p.alarm_clock - p.clock
+            p = dataclasses.replace(p, clock=0, alarm_clock=off)
+        procs.append(p)
+    return (tuple(procs),) + state.key()[1:]
+
+
+def every_schedule(sim, budget_s: float = 20.0) -> tuple[int, list]:
+    """Breadth-first search of every schedule from the current state: returns the number of
+    states and the final states in which some created, non-crashed task never executed."""
+    start = sim.state()
+    seen = {_key(start)}
+    todo = deque([start])
+    stuck = []
+    t0 = time.monotonic()
+    while todo:
+        assert time.monotonic() - t0 < budget_s, f"search unfinished after {len(seen)} states"
+        st_ = todo.popleft()
+        sim.restore(st_)
+        evs = [e.id for e in sim.enabled()]
+        if not evs and not sim.protocol.served_all(sim):
+            stuck.append(st_)
+        for eid in evs:
+            sim.restore(st_)
+            sim.step(eid)
+            _check_step(sim)
+            nxt = sim.state()
+            k = _key(nxt)
+            if k not in seen:
+                seen.add(k)
+                todo.append(nxt)
+    return len(seen), stuck
+
+
+SMALL = {"id": "small", "title": "small", "protocol": "task_game",
+         "topology": {"agents": ["A1", "A2"],
+                      "pools": {"P1": {"agent": "A1", "units": 1},
+                                "P2": {"agent": "A2", "units": 1}}},
+         "params": {"gamma": 1}}
+
+
+def test_full_every_schedule_one_task_two_nodes():
+    sc = parse(dict(SMALL, workload={"tasks": [
+        {"id": "T1", "agent": "A1", "interest": ["P1", "P2"]}]}))
+    n, stuck = every_schedule(build(sc, "full"))
+    assert n > 100 and stuck == []
+
+
+@pytest.mark.parametrize("t1_status", ["ORDERING", "WINNING", "ACCESSING"])
+def test_full_every_schedule_two_conflicting_tasks_from_the_competition(t1_status):
+    """Two tasks on one single-unit pool: the oldest-first scheduler brings T1 to ``t1_status``
+    while T2 is TRYING; from there every schedule must execute both. (Searching from step 0
+    takes minutes: benchmarks/task_game.py does it.)"""
+    sc = parse(dict(SMALL, workload={"tasks": [
+        {"id": "T1", "agent": "A1", "interest": ["P1"]},
+        {"id": "T2", "agent": "A2", "interest": ["P1"]}]}))
+    sim = build(sc, "full")
+    sched = make_scheduler("oldest")
+    while not (sim.proc("T1").status == t1_status and sim.proc("T2").status == "TRYING"):
+        sim.step(sched.choose(sim))
+    n, stuck = every_schedule(sim)
+    assert n > 50 and stuck == []
