@@ -142,7 +142,7 @@ class Monitors:
             if self._bypass:
                 text = (f"livelock: the global state of step {t0} repeats at step {step} while "
                         f"{', '.join(starved)} wait{'s' if len(starved) == 1 else ''} "
-                        f"throughout and others keep being served")
+                        f"throughout the period")
             else:
                 text = (f"livelock: the global state of step {t0} repeats at step {step} while "
                         f"{', '.join(sorted(sim.waiting))} wait and nobody entered a critical "
