@@ -224,7 +224,7 @@ def test_as_printed_root_creates_a_second_priority_token_from_a_clean_start():
     """Exhaustive search on r–a (ℓ = k = 1): judging the traversal before counting the tokens the
     root passes on its last channel (Alg. 1 line 48 before 66) makes it create a PrioT that
     exists; the repaired order keeps exactly one on the same schedule."""
-    sc = scenario(params={"ell": 1, "k": 1, "c_max": 0},
+    sc = scenario(params={"ell": 1, "k": 1, "c_max": 0, "timeout": 1},
                   topology={"root": "r", "children": {"r": ["a"]}}, workload={"r": [1], "a": [1]})
     path = _bfs_counterexample("as-printed", sc, 3000)
     assert path is not None

@@ -125,6 +125,7 @@ def on_ctrl(ctx: Ctx, cfg: Config, pid: str, q: int, m: Ctrl) -> None:
         ppr = min(ppr + 1, 2) if s.Prio == q else ppr
     out = Ctrl(s.myC, s.Reset, pt, ppr)
     dst = cfg.tree.nbr[pid][s.Succ]
+    s = replace(s, Timer=0)                         # RestartTimer(), line 71
     ctx.put(pid, s)
     ctx.send(pid, dst, CTRL, out)
     ctx.say(f"the root sends {ctrl_label(out)} to {dst} and restarts its timer", pid,
@@ -132,10 +133,18 @@ def on_ctrl(ctx: Ctx, cfg: Config, pid: str, q: int, m: Ctrl) -> None:
 
 
 def do_timeout(ctx: Ctx, cfg: Config, pid: str) -> None:
-    """Lines 96–99: the controller may be lost; send it again with empty counts."""
+    """Lines 96–99.  Time is a scheduler event: each one is a tick of the root's clock, and
+    the ``params.timeout``-th tick since RestartTimer() makes TimeOut() hold: the controller
+    may be lost, so the root sends it again with empty counts and restarts the timer."""
     s = ctx.get(pid)
+    if s.Timer + 1 < cfg.timeout:
+        ctx.put(pid, replace(s, Timer=s.Timer + 1))
+        ctx.say(f"time passes at the root (timer {s.Timer + 1} of {cfg.timeout})", pid,
+                algorithm="1", lines=(96, 96))
+        return
     out = Ctrl(s.myC, s.Reset, 0, 0)
     dst = cfg.tree.nbr[pid][s.Succ]
+    ctx.put(pid, replace(s, Timer=0))
     ctx.send(pid, dst, CTRL, out)
     ctx.say(f"TimeOut(): the root sends {ctrl_label(out)} to {dst} again", pid, algorithm="1",
             lines=(96, 98))

@@ -40,7 +40,8 @@ def arbitrary(cfg: Config, seed: int) -> tuple[tuple[Proc, ...], list[tuple[str,
         if pid == t.root and cfg.feat.controller:
             s = Proc(s.State, s.Need, s.RSet, s.Prio, s.myC, s.Succ,
                      SToken=rng.randint(0, cfg.ell + 1), SPush=rng.randint(0, 2),
-                     SPrio=rng.randint(0, 2), Reset=rng.random() < 0.25)
+                     SPrio=rng.randint(0, 2), Reset=rng.random() < 0.25,
+                     Timer=rng.randrange(cfg.timeout))
         states.append(s)
     msgs: list[tuple[str, str, str, object]] = []
     ks = kinds(cfg)

@@ -45,6 +45,7 @@ class Config:
     needs: dict[str, tuple[int, ...]]         # each process's requests, in order
     repeat: dict[str, bool]                   # cycle through ``needs`` forever
     target: dict[str, int]                    # served requests that count as "all served"
+    timeout: int = 1                          # root clock ticks until TimeOut() holds
     clean: bool = True                        # False: an arbitrary (chaos) initial configuration
     myc0: int = 0                             # the root's initial counter value
 
@@ -88,6 +89,7 @@ def parse(scenario: Any, variant: str) -> Config:
     ell = _int(p.get("ell", 3), "scenario.params.ell", 1, 1000)
     k = _int(p.get("k", 1), "scenario.params.k", 1, ell)
     c_max = _int(p.get("c_max", 1), "scenario.params.c_max", 0, 8)
+    timeout = _int(p.get("timeout", 4 * (tree.n - 1)), "scenario.params.timeout", 1, 10**6)
     needs: dict[str, tuple[int, ...]] = {}
     repeat: dict[str, bool] = {}
     target: dict[str, int] = {}
@@ -120,4 +122,4 @@ def parse(scenario: Any, variant: str) -> Config:
         repeat.setdefault(pid, False)
         target.setdefault(pid, len(needs[pid]))
     top = 2 * (tree.n - 1) * (c_max + 1)
-    return Config(tree, ell, k, c_max, top, VARIANTS[variant], needs, repeat, target)
+    return Config(tree, ell, k, c_max, top, VARIANTS[variant], needs, repeat, target, timeout)

@@ -102,8 +102,9 @@ class KoutTree(Protocol):
             out.append(Action(ENV, "ReleaseCS", f"{pid} leaves its critical section",
                               algorithm=interface.alg(config, pid)))
         if pid == config.root and config.feat.controller:
-            out.append(Action(TIMEOUT, "TimeOut", "the root's timer expires", algorithm="1",
-                              lines=(96, 99)))
+            label = ("TimeOut(): the root resends the controller" if s.Timer + 1 >= config.timeout
+                     else f"the root's clock ticks ({s.Timer + 1}/{config.timeout})")
+            out.append(Action(TIMEOUT, "TimeOut", label, algorithm="1", lines=(96, 99)))
         return out
 
     def do_request(self, ctx: Ctx, pid: str, _arg: str) -> None:
@@ -182,6 +183,7 @@ class KoutTree(Protocol):
             if pid == config.root:
                 out.append(("SToken", (s.SToken + 1) % (config.ell + 2)))
                 out.append(("Reset", not s.Reset))
+                out.append(("Timer", (s.Timer + 1) % config.timeout))
         return out
 
     def message_label(self, msg: Message) -> str:

@@ -34,6 +34,7 @@ class Proc:
     SPush: int = 0       # root only: pushers that did
     SPrio: int = 0       # root only: priority tokens that did
     Reset: bool = False  # root only: the current traversal erases every token
+    Timer: int = 0       # root only: clock ticks since RestartTimer() (TimeOut() at the limit)
     job: int = 0
 
 

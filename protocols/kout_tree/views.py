@@ -57,7 +57,8 @@ def view(sim: Any) -> dict[str, Any]:
         if cfg.feat.controller:
             node.update(myC=s.myC, Succ=s.Succ, Succ_to=nb[s.Succ])
             if p == t.root:
-                node.update(SToken=s.SToken, SPush=s.SPush, SPrio=s.SPrio, Reset=s.Reset)
+                node.update(SToken=s.SToken, SPush=s.SPush, SPrio=s.SPrio, Reset=s.Reset,
+                            Timer=s.Timer, timeout=cfg.timeout)
         nodes.append(node)
     edges = [{"src": a, "dst": b, "kind": "tree", "dashed": False,
               "src_label": t.label[(a, b)], "dst_label": t.label[(b, a)]} for a, b in t.edges()]
@@ -107,7 +108,7 @@ def guards(cfg: Config, pid: str, s: Proc) -> list[Guard]:
         if root:
             out.append(Guard("accept ctrl", True, a, (44, 44),
                              f"(a ctrl from channel {s.Succ} with C = {s.myC})"))
-            out.append(Guard("TimeOut", True, a, (96, 99)))
+            out.append(Guard(f"TimeOut() (timer {s.Timer} of {cfg.timeout})", True, a, (96, 99)))
         else:
             out.append(Guard(f"accept ctrl from the parent with C ≠ {s.myC}", True, a, (43, 52)))
             out.append(Guard(f"accept ctrl from channel {s.Succ} with C = {s.myC}", s.Succ != 0,
