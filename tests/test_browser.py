@@ -242,6 +242,13 @@ def test_keyboard_play_pause(page: Any, live_server: str) -> None:
     k = state(page)["step"]
     page.wait_for_timeout(300)
     assert state(page)["step"] == k
+    # with the play button focused (just clicked), space still toggles exactly once
+    page.click("#btn-play")
+    page.wait_for_function("() => window.allocscope.model.playing")
+    page.keyboard.press(" ")
+    page.wait_for_function("() => !window.allocscope.model.playing")
+    page.wait_for_timeout(300)
+    assert not state(page)["playing"]
 
 
 def test_scenario_text_is_never_markup(page: Any, live_server: str, screenshots: Path) -> None:

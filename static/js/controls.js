@@ -71,6 +71,10 @@ export function setupControls(act) {
       Home: () => act.goto(0), End: () => act.goto(act.model().total), Escape: () => act.arm(null) };
     if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
   });
+  // A focused button would also act on the space bar's keyup: the shortcut has handled it.
+  document.addEventListener("keyup", (e) => {
+    if (e.key === " " && e.target && e.target.tagName === "BUTTON") e.preventDefault();
+  });
 
   let lastMarkers = "";
   return function update(m) {

@@ -50,6 +50,10 @@ export function setupEvents(list, act) {
       }
       b.appendChild(document.createTextNode(e.label || e.id));
       b.addEventListener("click", () => act.deliver(e.id));
+      // Pointing at a delivery points at its message in the view.
+      const hot = (on) => { const g = document.querySelector(`#view .msg[data-id="${CSS.escape(e.id)}"]`); if (g) g.classList.toggle("hot", on); };
+      b.addEventListener("mouseenter", () => hot(true));
+      b.addEventListener("mouseleave", () => hot(false));
       li.appendChild(b);
       list.appendChild(li);
     }
