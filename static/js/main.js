@@ -28,7 +28,13 @@ const ui = { selected: null, armed: null, inspect: null, lastN: -1, forceAll: fa
 const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
 const socket = new Socket(wsUrl, {
   onFrame, onStatus,
-  onReconnect: () => load({ schedule: trace(model), step: model.step }),
+  onReconnect: () => {
+    // A session is rebuilt from scenario + schedule; the browser keeps the last 2000 steps only.
+    const complete = !model.history.length || model.history[0].step === 1;
+    if (complete) return load({ schedule: trace(model), step: model.step });
+    toast("reconnected; this run was longer than the browser keeps, so it starts again", "notice");
+    return load();
+  },
 });
 
 function onStatus(s) {
