@@ -216,6 +216,9 @@ window.allocscope = { model, act, ui, timing, socket };
 
 // Share / fork / export tools (static/js/share.js, when present) may first point `page` at a
 // shared state carried by the link; then we load.
+import("./check.js")
+  .then((check) => check.startCheck({ model, page, socket, toast }))
+  .catch((e) => console.error("check tools unavailable", e));
 import("./share.js")
   .then((share) => share.startShare({ model, page, trace, toast }))
   .catch(() => true)

@@ -1,0 +1,144 @@
+// "Check this scenario": the explorer runs on the server in a worker process (POST /api/check),
+// this module shows its progress, lets the user cancel it, and on a finding offers to replay the
+// counterexample: the schedule is loaded into the timeline at step 0, ready to play.
+// main.js calls `startCheck({model, page, socket, toast})` once. Text only via textContent.
+
+const $ = (id) => document.getElementById(id);
+const MAX_STATES = 200000;
+const POLL_MS = 400;
+
+function el(tag, props = {}, ...children) {
+  const e = document.createElement(tag);
+  Object.assign(e, props);
+  e.append(...children);
+  return e;
+}
+
+const VERDICT = {
+  ok: "no violation, no deadlock, no livelock in any schedule",
+  violation: "a safety violation is reachable",
+  deadlock: "a deadlock is reachable",
+  livelock: "a livelock is reachable (a fair cycle in which someone waits forever)",
+  limit: "state limit reached before the search ended: nothing found so far, which proves nothing",
+};
+
+export function startCheck({ model, page, socket, toast }) {
+  const bar = $("controls");
+  if (!bar || $("check-tools") || document.body.classList.contains("embed")) return;
+  const panel = el("div", { id: "check-panel", className: "check-panel", hidden: true });
+  panel.setAttribute("role", "status");
+  const button = el("button", {
+    type: "button", id: "btn-check", textContent: "check",
+    title: `Explore every schedule of this scenario (up to ${MAX_STATES.toLocaleString()} states) ` +
+           "for a violation, a deadlock or a livelock, in a separate worker on the server",
+  });
+  bar.append(el("div", { id: "check-tools", className: "btns check-tools" }, button));
+  bar.after(panel);
+
+  let job = null;
+  let timer = null;
+
+  const scenarioRef = () => (typeof page.scenario === "string" && page.scenario !== "-"
+    ? page.scenario : model.scenario);
+  const variant = () => (model.protocol || {}).variant || page.variant || undefined;
+
+  function show(...children) {
+    panel.replaceChildren(...children);
+    panel.hidden = false;
+  }
+
+  function stop() {
+    clearTimeout(timer);
+    timer = null;
+    job = null;
+    button.disabled = false;
+  }
+
+  async function cancel() {
+    if (!job) return;
+    await fetch(`/api/check/${job}`, { method: "DELETE" }).catch(() => {});
+  }
+
+  function progressView(p) {
+    const states = p.states || 0;
+    const bar = el("progress", { max: MAX_STATES, value: states, id: "check-progress" });
+    bar.title = `${states.toLocaleString()} of at most ${MAX_STATES.toLocaleString()} states`;
+    return [
+      el("span", { className: "check-label", textContent: "exploring every schedule… " }),
+      bar,
+      el("span", { className: "check-count", textContent:
+        ` ${states.toLocaleString()} states, depth ${p.depth ?? 0}, ${Math.round(p.seconds ?? 0)} s ` }),
+      el("button", { type: "button", textContent: "cancel", title: "Stop the search",
+                     onclick: cancel }),
+    ];
+  }
+
+  function resultView(body) {
+    const r = body.result;
+    const close = el("button", { type: "button", textContent: "close", title: "Hide this panel",
+                                 onclick: () => { panel.hidden = true; } });
+    if (body.state === "failed") {
+      return [el("strong", { textContent: "check failed: " }), body.error || "unknown error", " ", close];
+    }
+    if (body.state === "cancelled" || (r && r.stopped === "cancelled")) {
+      return [el("span", { textContent: `check cancelled after ${(r?.states ?? 0).toLocaleString()} states.` }), " ", close];
+    }
+    const head = el("strong", { className: `check-${r.result}`, textContent: `${r.result}: ` });
+    const parts = [head, `${VERDICT[r.result] || r.result} — ${r.states.toLocaleString()} states in ${r.seconds} s.`];
+    const schedule = r.counterexample && r.counterexample.schedule;
+    if (schedule) {
+      parts.push(` Shortest schedule: ${schedule.length} steps. `);
+      parts.push(el("button", {
+        type: "button", id: "btn-replay-cex", textContent: "replay the counterexample",
+        title: "Load this schedule into the timeline at step 0; press play or → to watch it",
+        onclick: () => {
+          const cmd = { op: "load", scenario: scenarioRef(), schedule, step: 0 };
+          if (variant()) cmd.variant = variant();
+          socket.send(cmd).then(() => { panel.hidden = true; }).catch((e) => toast(e.message));
+        },
+      }));
+    }
+    parts.push(" ", close);
+    return parts;
+  }
+
+  async function poll() {
+    if (!job) return;
+    let body;
+    try {
+      const r = await fetch(`/api/check/${job}`);
+      body = await r.json();
+      if (!r.ok) throw new Error(body.detail || `check: HTTP ${r.status}`);
+    } catch (e) {
+      show(el("span", { textContent: e.message }));
+      stop();
+      return;
+    }
+    if (body.state === "running") {
+      show(...progressView(body.progress || {}));
+      timer = setTimeout(poll, POLL_MS);
+    } else {
+      show(...resultView(body));
+      stop();
+    }
+  }
+
+  button.addEventListener("click", async () => {
+    if (job) return;
+    button.disabled = true;
+    show(el("span", { textContent: "starting the explorer…" }));
+    const body = { scenario: scenarioRef(), max_states: MAX_STATES };
+    if (variant()) body.variant = variant();
+    try {
+      const r = await fetch("/api/check", { method: "POST", body: JSON.stringify(body),
+                                            headers: { "Content-Type": "application/json" } });
+      const out = await r.json();
+      if (!r.ok) throw new Error(out.detail || `check: HTTP ${r.status}`);
+      job = out.job;
+      poll();
+    } catch (e) {
+      show(el("span", { textContent: e.message }));
+      stop();
+    }
+  });
+}
