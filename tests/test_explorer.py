@@ -251,3 +251,13 @@ def test_kout_no_priority_fig3_livelock_starves_a():
     sim.replay(ce["schedule"][ce["loop_start"]:])
     assert plain_key(sim.state(), sim.fifo) == start and sim.monitors.cs_entries > 0
     assert "a" in {w[0] for w in sim.state().waiting}
+
+
+def test_coterie_as_printed_race_is_found_at_the_gallery_length_and_full_is_ok():
+    """The coterie engineer's own search found the stale-PREEMPT race in 14 steps; the explorer
+    must find a violation no longer than that, replayable, and nothing in ``full``."""
+    sc = gallery_or_skip("coterie-race-stale-preempt")
+    res = check(sc, variant="as-printed")
+    assert res["result"] == "violation" and res["counterexample"]["confirmed_by_monitor"]
+    assert res["counterexample"]["length"] <= len(sc.schedule_for("as-printed")) == 14
+    assert check(sc, variant="full")["result"] == "ok"
