@@ -73,6 +73,11 @@ def check_drawn(page: Any, scenario_id: str, variant: str | None = None) -> dict
     assert s["nodes"] == len(view["nodes"]) == s["drawnNodes"]
     assert s["messages"] == len(sim.inflight) == s["drawnMessages"]
     assert s["hash"] == sim.state_hash(), "the browser shows another state than the simulator's"
+    if s["messages"] <= 40 and s["nodes"] <= 40:      # deliverable messages are named
+        unnamed = page.eval_on_selector_all(
+            "#view .msg.deliverable", "gs => gs.filter(g => !g.querySelector('.msg-label')"
+            ".textContent).map(g => g.dataset.id)")
+        assert unnamed == []
     return s
 
 

@@ -116,7 +116,7 @@ export function drawMessages(layer, model, hooks, opts) {
       attr(path, "d", shapePath(st.shape, size));
       attr(path, "fill", st.colour);
       // The label sits beside the shape, away from the link, so a queue's labels never overlap.
-      const lab = g.lastChild;
+      const lab = g.children[2];   // hit circle, shape, label (then the tooltip's <title>)
       attr(lab, "x", (p.nx * size * 1.5).toFixed(1));
       attr(lab, "y", (p.ny * size * 1.5).toFixed(1));
       attr(lab, "text-anchor", p.nx > 0.3 ? "start" : p.nx < -0.3 ? "end" : "middle");
