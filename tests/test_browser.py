@@ -354,3 +354,18 @@ def test_every_control_has_a_tooltip(page: Any, live_server: str) -> None:
                    && !e.closest('#share-tools, #share-out'))
       .map(e => e.id || e.outerHTML.slice(0, 60))""")
     assert missing == []
+
+
+def test_variant_choice_reloads_with_that_variant(page: Any, live_server: str) -> None:
+    open_viewer(page, live_server, "/sim/token-ring")
+    with page.expect_navigation():
+        page.select_option("#variant", "lossy")
+    page.wait_for_function("() => document.body.dataset.ready === '1' && "
+                           "(window.allocscope.model.protocol || {}).variant === 'lossy'")
+    assert "variant=lossy" in page.url
+
+
+def test_unknown_scenario_gets_the_error_page(page: Any, live_server: str) -> None:
+    resp = page.goto(live_server + "/sim/no-such-scenario")
+    assert resp.status == 404
+    assert "no-such-scenario" in page.text_content(".error-message")
