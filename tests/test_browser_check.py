@@ -1,0 +1,43 @@
+"""'Check this scenario' in a real browser: the explorer runs in a server worker, the panel shows
+its verdict, and 'replay the counterexample' loads the shortest schedule into the timeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protocols.explorer import check
+from protocols.scenario import gallery
+from tests.test_browser import open_viewer, state, wait_step
+
+pytestmark = pytest.mark.browser
+
+
+def test_check_finds_the_lossy_deadlock_and_replays_it(page: Any, live_server: str,
+                                                        screenshots: Path) -> None:
+    expected = check(gallery()["token-ring-lossy"], max_states=200_000)["counterexample"]["schedule"]
+    open_viewer(page, live_server, "/sim/token-ring-lossy")
+    page.click("#btn-check")
+    page.wait_for_selector("#btn-replay-cex", timeout=60_000)
+    assert "deadlock" in page.text_content("#check-panel")
+    assert f"{len(expected)} steps" in page.text_content("#check-panel")
+    page.screenshot(path=str(screenshots / "check-found-deadlock.png"))
+    page.click("#btn-replay-cex")
+    page.wait_for_function("n => window.allocscope.model.total === n && "
+                           "window.allocscope.model.step === 0", arg=len(expected))
+    assert page.get_attribute('.light[data-monitor="deadlock"]', "data-state") == "ok"
+    page.keyboard.press("End")
+    wait_step(page, len(expected))
+    page.wait_for_function("() => document.querySelector('.light[data-monitor=\"deadlock\"]')"
+                           ".dataset.state !== 'ok'")
+    assert state(page)["step"] == len(expected)
+
+
+def test_check_says_ok_when_no_schedule_fails(page: Any, live_server: str) -> None:
+    open_viewer(page, live_server, "/sim/token-ring")
+    page.click("#btn-check")
+    page.wait_for_function("() => /ok: no violation/.test(document.getElementById('check-panel')"
+                           ".textContent)", timeout=60_000)
+    assert page.locator("#btn-replay-cex").count() == 0
