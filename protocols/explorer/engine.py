@@ -120,6 +120,7 @@ class Search:
         queue: deque[int] = deque([0])
         labels = g.labels
         next_report = self.progress_every
+        next_poll = 4 * self.progress_every
         while queue:
             i = queue.popleft()
             st = reps.pop(i)
@@ -156,6 +157,11 @@ class Search:
             if len(g.parent) >= next_report:
                 next_report += self.progress_every
                 self._report(len(queue))
+                poll = True
+            else:   # also poll now and then when few new states appear (a deep, narrow search)
+                poll = g.transitions >= next_poll
+            if poll:
+                next_poll = g.transitions + 4 * self.progress_every
                 if self.should_stop is not None and self.should_stop():
                     return Stop("cancelled")
                 if self.max_seconds is not None and self.elapsed() > self.max_seconds:
