@@ -162,7 +162,9 @@ export function drawQueues(stage, model, ctx, hooks) {
         const s = label(item);
         const w = Math.max(24, s.length * 7 + 8) * k;   // a chip as wide as its text
         const cg = el("g", { class: "chip-g", transform: `translate(${x},${-h / 2})` }, g);
-        el("rect", { class: "qchip" + (i === 0 ? " head" : ""), width: w, height: h, rx: 4 }, cg);
+        const meta = (q.tickets || q.entries || [])[i];
+        const order = meta && typeof meta === "object" && meta.order;   // task_game order form
+        el("rect", { class: "qchip" + (i === 0 ? " head" : "") + (order ? " order" : ""), width: w, height: h, rx: 4 }, cg);
         text(el("text", { class: "qitem", x: w / 2, y: 12.5 * k, "text-anchor": "middle" }, cg), s);
         x += w + 3 * k;
       });
