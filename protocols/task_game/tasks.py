@@ -61,10 +61,8 @@ def rows(cfg: Config, t: str, s: TaskState) -> list[Row]:
     if st == REGISTERING:
         out += _dest_rows(s, "register", "send a registration form", 18)
         clear = all(not a.predecessors for a in s.about)
-        seen = C.registered_everywhere(t, s) or not full
-        ok = not s.destinations and clear and seen
+        ok = not s.destinations and clear
         why = ("registration forms still to send" if s.destinations else
-               "its own registration seen at every pool" if not seen else
                "its absolute predecessors to leave: " +
                ", ".join(sorted({x for a in s.about for x, _ in a.predecessors})))
         out.append(Row("admitted", ok, "REGISTERING → ADMITTED", 18, "" if ok else why))
@@ -116,8 +114,7 @@ def rows(cfg: Config, t: str, s: TaskState) -> list[Row]:
         ok = blocked and s.alarm_clock is INF
         out.append(Row("set-alarm", ok, f"set the alarm-clock to clock + Γ = {s.clock + cfg.gamma}",
                        19, "" if ok else "a blocked request and no alarm set"))
-        ring = (s.alarm_clock is not INF and s.clock >= s.alarm_clock and seen and p
-                and (not full or blocked))
+        ring = s.alarm_clock is not INF and s.clock >= s.alarm_clock and seen and p
         out.append(Row("alarm", ring, "notice the alarm-clock", 19,
                        "" if ring else f"the clock ({s.clock}) to reach the alarm "
                        f"({'∞' if s.alarm_clock is INF else s.alarm_clock})"))
@@ -134,7 +131,7 @@ def rows(cfg: Config, t: str, s: TaskState) -> list[Row]:
     ok = seen and p
     out += _dest_rows(s, "order", "send an order form", 20, ok, f"all requests seen and {pname}")
     won = not s.destinations and ok
-    if full:
+    if full:    # R2: the order forms are seen, and T can still win, at every pool
         won = won and C.orders_seen(cfg, t, s) and C.winnable(cfg, t, s)
     out.append(Row("won", won, "ORDERING → WINNING", 20,
                    "" if won else "order forms distributed" + (" and seen" if full else "")))
@@ -257,7 +254,7 @@ class TaskActions:
             ctx.say(f"{t}'s alarm rings but the blocking requests changed: alarm reset to {moment}",
                     t, REF, (19,))
             return
-        if cfg.variant == "full":
+        if cfg.variant == "full":    # R3: only where T is blocked (locality)
             dest = tuple(q for k, q in enumerate(cfg.tasks[t].interest) if now[k])
         else:
             dest = cfg.tasks[t].interest
