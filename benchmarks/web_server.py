@@ -75,7 +75,7 @@ class Client:
 def scenario(n: int) -> dict[str, Any]:
     return {"id": f"bench-ring-{n}", "title": f"token ring of {n}", "protocol": "token_ring",
             "variant": "reliable", "params": {"n": n, "requests": 1000}, "channels": "fifo",
-            "scheduler": {"kind": "random", "seed": 1}}
+            "scheduler": {"kind": "random", "seed": 1}, "steps": 1_000_000}
 
 
 def bench(url: str, n: int, steps: int) -> dict[str, Any]:
@@ -159,7 +159,10 @@ def play(url: str, n: int, seconds: float, read_delay: float) -> dict[str, Any]:
         frames, records = 0, []
         t_end = time.perf_counter() + seconds
         while time.perf_counter() < t_end:
-            f = json.loads(ws.recv())
+            try:
+                f = json.loads(ws.recv(timeout=2.0))
+            except TimeoutError:             # play stopped by itself: nothing more comes
+                break
             frames += 1
             records += [r["step"] for r in f.get("skipped_records", [])]
             if f.get("step_record"):
@@ -168,7 +171,7 @@ def play(url: str, n: int, seconds: float, read_delay: float) -> dict[str, Any]:
                 time.sleep(read_delay)
         ws.send(json.dumps({"op": "pause", "id": "stop"}))
         while True:                              # drain what was in flight, up to the answer
-            f = json.loads(ws.recv())
+            f = json.loads(ws.recv(timeout=30.0))
             frames += 1
             records += [r["step"] for r in f.get("skipped_records", [])]
             if f.get("step_record"):
