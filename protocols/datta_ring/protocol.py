@@ -1,0 +1,94 @@
+"""The DattaRing protocol class: dispatch to the client and resource mixins, and the monitors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+
+from ..kernel import Guard, Message, Protocol, Setup
+from .build import build
+from .client import ClientSide
+from .common import ResourceCommon
+from .departure import Departures
+from .graph import cycles, dependencies, resources
+from .loops import LoopBreaking
+from .state import Config
+from .view import view as _view
+
+
+class DattaRing(ClientSide, ResourceCommon, LoopBreaking, Departures, Protocol):
+    id = "datta_ring"
+    title = "Two-resource allocation with unknown participants (rooted ring)"
+    version = "1"
+    variants = ("naive", "as-printed", "prose", "full")
+    default_variant = "full"
+    channels = "unordered"
+    view_kind = "ring"
+    fault_kinds = ()
+    paper = "000_6b7fd52daa412ecf.txt"
+
+    def setup(self, scenario: Any, variant: str) -> Setup:
+        return build(scenario, variant)
+
+    def actions(self, config: Config, pid: str, state: Any):
+        if config.is_resource(pid):
+            return self.resource_actions(config, pid, state)
+        return self.client_actions(config, pid, state)
+
+    def guards(self, config: Config, pid: str, state: Any) -> list[Guard]:
+        if config.is_resource(pid):
+            return (self.resource_guards(config, pid, state)
+                    + self.loop_guards(config, pid, state))
+        return self.client_guards(config, pid, state)
+
+    def is_progress(self, msg: Message) -> bool:
+        """The token only orders unloops (Definition 3.2): it never unblocks anyone itself, and
+        it circulates forever, so a state where only it moves is a deadlock."""
+        return msg.kind != "Token"
+
+    def message_label(self, msg: Message) -> str:
+        b = msg.body
+        if msg.kind == "seekLoop":
+            return f"seekLoop(r_min={b[0]}, {b[1]})"
+        if msg.kind == "NewRequest":
+            return f"NewRequest({b[0]}, {b[1]}, {b[2] or '⊥'})"
+        if msg.kind in ("NewStrong", "Res1Ready", "KillLoop", "KillLoopACK1", "KillLoopACK2",
+                        "KillLoopNACK", "newStrongACK"):
+            return f"{msg.kind}({b[0]})"
+        if msg.kind in ("Done", "Leave", "Departed") and b:
+            return f"{msg.kind}({b})"
+        return msg.kind
+
+    # ---- monitors -------------------------------------------------------------------------
+    def tokens(self, sim: Any) -> int:
+        held = sum(1 for s in resources(sim).values() if s.HoldingToken)
+        return held + sum(1 for m in sim.inflight.values() if m.kind == "Token")
+
+    def violations(self, sim: Any) -> list[str]:
+        n = self.tokens(sim)
+        return [f"{n} tokens on the ring (the paper has exactly one)"] if n > 1 else []
+
+    def wait_for(self, sim: Any) -> nx.DiGraph:
+        """Definition 3.1's dependency graph (r_i → r_j), so a deadlock names its cycle."""
+        return dependencies(sim.config, resources(sim))
+
+    def served_all(self, sim: Any) -> bool:
+        cfg = sim.config
+        for c in cfg.clients:
+            s = sim.procs[sim.index[c]]
+            if s.phase == "gone":
+                continue
+            if s.phase != "idle" or s.next < len(cfg.requests[c]):
+                return False
+        return True
+
+    def quiescent_ok(self, sim: Any) -> bool:
+        return True
+
+    def report(self, sim: Any) -> dict[str, Any]:
+        return {"dependency_cycles": cycles(sim.config, self.wait_for(sim)),
+                "tokens": self.tokens(sim)}
+
+    def view(self, sim: Any) -> dict[str, Any]:
+        return _view(sim)

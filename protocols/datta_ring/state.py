@@ -1,0 +1,140 @@
+"""Process states of datta_ring, named after the paper's Variables 1 and 2.
+
+Everything is a frozen dataclass with tuples and frozensets inside, so a global state hashes and
+compares by value (the explorer deduplicates millions of them). Fields marked *ours* do not exist
+in the paper: each is one mechanism of the ``full`` repair or of the Section IV extension, and
+``docs/protocols/datta_ring.md`` says why it is there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+INF = "∞"          # the priority level of the token holder (Section III-C.3)
+NONE = None        # the paper's ⊥
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A REQUESTQUEUEELEMENT: ⟨ClId, RqNo, NextResId, Score⟩ (Algorithm 2, lines 27 and 30).
+
+    ``RqNo`` is 1 for a strong request, 2 for a weak one; ``NextResId`` is the other resource of a
+    two-resource request (⊥ for a single one). The fourth element is printed as 1 for a strong and
+    0 for a weak entry and incremented as ``Score`` by each unloop (line 129); ``full`` also uses
+    it as the epoch of a request, so that stale detection answers can be recognised.
+    """
+
+    ClId: str
+    RqNo: int
+    NextResId: str | None
+    Score: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """Variable 2 for one resource (initial values as printed), plus the fields marked *ours*."""
+
+    Q_strong: tuple[Request, ...] = ()
+    Q_weak: tuple[Request, ...] = ()
+    Q_token: tuple[Request, ...] = ()
+    Lock: bool = False
+    NewHead: bool = False
+    # as-printed: plain Booleans. Other variants tie readiness to a client (prose fix):
+    # StrongReady is the set of (client, Score) pairs whose strong resource said Res1Ready,
+    # WeakReady is the client whose weak request is at the head, or None.
+    StrongReady: bool | frozenset = frozenset()
+    WeakReady: bool | str | None = None
+    HoldingToken: bool = False
+    SendingToken: bool = False
+    r_min: str = ""
+    # The receive buffer of NewRequest while Lock holds (line 18): bodies in arrival order.
+    Deferred: tuple = ()
+    # *ours*, Section IV: clients the departure message or the participant detector reported gone.
+    Gone: frozenset = frozenset()
+    # *ours*, full only: the head (client, Score) whose detection verdict is awaited,
+    # the head for which Res1Ready was sent, and the unloop this resource runs as the cycle's
+    # ≺-minimum: (client, Score, initiator).
+    Seeking: tuple | None = None
+    Ready: tuple | None = None
+    Unlooping: tuple | None = None
+
+    @property
+    def head(self) -> Request | None:
+        """Head(Q_strong), or ⊥."""
+        return self.Q_strong[0] if self.Q_strong else None
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    """Variable 1 for one client: its request D = (strong, weak), plus where it is in Algorithm 1.
+
+    ``phase``: idle (D = ⊥) | waiting (request sent) | cs | finishing (Done sent, awaiting EndACK)
+    | gone (departed, Section IV). ``next`` indexes the workload's list of requests (the
+    resource discover oracle's answers, in order).
+    """
+
+    D: tuple = (None, None)
+    phase: str = "idle"
+    next: int = 0
+
+
+@dataclass(frozen=True)
+class Config:
+    """What never changes during a run: the rooted ring, the workload, the variant's switches."""
+
+    ring: tuple[str, ...]
+    root: str
+    clients: tuple[str, ...]
+    requests: dict[str, tuple[tuple[str, ...], ...]]     # client -> its requests, in order
+    leaves: dict[str, str]                               # client -> "message" | "silent"
+    variant: str
+    rank: dict[str, int] = field(default_factory=dict)   # identifier order of resources
+
+    @property
+    def printed(self) -> bool:
+        return self.variant == "as-printed"
+
+    @property
+    def detect(self) -> bool:
+        return self.variant != "naive"
+
+    @property
+    def repair(self) -> bool:
+        return self.variant == "full"
+
+    def next_of(self, r: str) -> str:
+        """Next(r) on the rooted ring."""
+        i = self.ring.index(r)
+        return self.ring[(i + 1) % len(self.ring)]
+
+    def is_resource(self, pid: str) -> bool:
+        return pid in self.rank
+
+
+def search(q: tuple[Request, ...], c: str) -> Request | None:
+    """search(Q, c): the first entry of client c in Q, or ⊥."""
+    for x in q:
+        if x.ClId == c:
+            return x
+    return None
+
+
+def without(q: tuple[Request, ...], x: Request | None) -> tuple[Request, ...]:
+    """Q ⊖ x: Q without its first occurrence of x (unchanged when x is ⊥)."""
+    if x is None:
+        return q
+    i = q.index(x)
+    return q[:i] + q[i + 1:]
+
+
+def drop_client(q: tuple[Request, ...], c: str) -> tuple[Request, ...]:
+    return tuple(x for x in q if x.ClId != c)
+
+
+def tied(s: Resource) -> frozenset:
+    """StrongReady as a set (as-printed keeps a Boolean)."""
+    return s.StrongReady if isinstance(s.StrongReady, frozenset) else frozenset()
+
+
+def set_(s: Resource, **kw) -> Resource:
+    return replace(s, **kw)
