@@ -17,7 +17,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from protocols.coterie import Coterie  # noqa: E402
 from protocols.coterie.charging import charged_run  # noqa: E402
+from protocols.kernel import Simulator  # noqa: E402
 from protocols.runner import build  # noqa: E402
 from protocols.scenario import parse, resolve  # noqa: E402
 
@@ -42,9 +44,9 @@ def rows(sid: str) -> dict[str, Any]:
             "over_worst": sum(r["total"] > r["worst"] for r in per)}
 
 
-def bfs(sc: Any, variant: str, limit: int) -> tuple[str, int, int]:
+def bfs(sc: Any, variant: str, limit: int, proto: Any = None) -> tuple[str, int, int]:
     """Breadth-first over every interleaving; (result, states, counterexample length)."""
-    sim = build(sc, variant)
+    sim = Simulator(proto, sc, variant) if proto is not None else build(sc, variant)
     start = sim.state()
     depth = {start.key(): 0}
     todo = deque([start])
@@ -95,11 +97,28 @@ def seeds(sid: str, n: int) -> dict[str, dict[str, int]]:
     return out
 
 
+def ablate() -> None:
+    """``full`` without one of its repairs, on the {u2}-quorum instances: each is needed."""
+    print("| repair dropped | instance | result | states | counterexample steps |")
+    print("|---|---|---|---|---|")
+    for r in ("R1", "R2", "R3"):
+        proto = type(f"CoterieWithout{r}", (Coterie,), {"repairs": Coterie.repairs - {r}})()
+        for reqs in ([1, 1, 1], [1, 1, 2], [1, 2, 2]):
+            res, n, d = bfs(instance(reqs, True), "full", 10**6, proto)
+            print(f"| {r} | Q = {{u2}}, requests {reqs} | {res} | {n} | {d or '—'} |", flush=True)
+            if res != "ok":
+                break
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--explore", action="store_true")
     ap.add_argument("--seeds", type=int, default=200)
+    ap.add_argument("--ablate", action="store_true", help="only: drop each repair of full in turn")
     args = ap.parse_args()
+    if args.ablate:
+        ablate()
+        return
     print("| scenario | requests | at 4\\|q\\| | fewest: proc \\|q\\| \\|α(u)\\| msgs (4\\|q\\|) "
           "| most: proc \\|q\\| \\|α(u)\\| msgs ((7+\\|α(u)\\|)\\|q\\|) | over worst |")
     print("|---|---|---|---|---|---|")

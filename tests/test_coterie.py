@@ -194,6 +194,15 @@ def test_full_passes_exhaustive_search_of_the_preemption_instance(requests):
     assert bfs(preemption_instance(requests), "full") == ("ok", [])
 
 
+@pytest.mark.parametrize("repair,requests,found", [
+    ("R1", [1, 1, 2], "violation"), ("R2", [1, 1, 1], "deadlock"), ("R3", [1, 1, 1], "violation"),
+])
+def test_each_repair_is_needed(repair, requests, found, monkeypatch):
+    from protocols.coterie import Coterie
+    monkeypatch.setattr(Coterie, "repairs", Coterie.repairs - {repair})
+    assert bfs(preemption_instance(requests), "full")[0] == found
+
+
 def test_exhaustive_search_finds_the_as_printed_race_and_it_replays():
     result, sched = bfs(preemption_instance([1, 1, 1]), "as-printed")
     assert result == "violation" and len(sched) <= 15

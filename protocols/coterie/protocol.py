@@ -47,8 +47,15 @@ class Coterie(Protocol):
                        for v in cfg.S.U)   # D_v(r) = (⊥, 0) initially
         return Setup(cfg.S.U, states, cfg, capacity={r: 1 for r in cfg.S.R})
 
+    # The repairs ``full`` applies; a subclass may drop one to show it is needed
+    # (benchmarks/coterie.py --ablate).
+    repairs: frozenset[str] = frozenset({"R1", "R2", "R3"})
+
     def _full(self, ctx: Ctx) -> bool:
         return ctx.variant == "full"
+
+    def _fix(self, ctx: Ctx, repair: str) -> bool:
+        return ctx.variant == "full" and repair in self.repairs
 
     # ---- environment: the resource access phase -------------------------------------------
     def actions(self, config: Config, pid: str, s: Proc) -> list[Action]:
@@ -97,7 +104,7 @@ class Coterie(Protocol):
         u, v = msg.dst, msg.src
         d, stamp = msg.body
         s = ctx.get(u)
-        if s.req.phase != "query" or (self._full(ctx) and stamp != s.req.ts):
+        if s.req.phase != "query" or (self._fix(ctx, "R1") and stamp != s.req.ts):
             why = "no request is pending" if s.req.phase != "query" else \
                 f"it answers the old request {stamp}, not {s.req.ts} (R1)"
             ctx.say(f"{u} discards a RESPONSE from {v}: {why}", u, ALG, (3,))
@@ -132,14 +139,14 @@ class Coterie(Protocol):
         # Case (8): give v's permission back unless the LOCK is already on its way.
         w, v = msg.dst, msg.src
         s = ctx.get(w)
-        stale = s.req.phase != "query" or (self._full(ctx) and msg.body != s.req.ts)
+        stale = s.req.phase != "query" or (self._fix(ctx, "R1") and msg.body != s.req.ts)
         if stale:
             why = "it has already sent its LOCK" if s.req.phase != "query" else \
                 f"it preempts the old request {msg.body} (R1)"
             ctx.say(f"{w} ignores the PREEMPT from {v}: {why}", w, ALG, (8,))
             return
         ctx.put(w, replace(s, req=s.req.without_copy(v)))
-        ctx.send(w, v, "RETURN", s.req.ts if self._full(ctx) else None)
+        ctx.send(w, v, "RETURN", s.req.ts if self._fix(ctx, "R1") else None)
         ctx.say(f"{w} is preempted by {v}: it discards D_{v}, sends RETURN and waits for a new "
                 "RESPONSE", w, ALG, (8,))
 
@@ -147,7 +154,7 @@ class Coterie(Protocol):
     def _respond(self, ctx: Ctx, v: str, u: str, m: Member, case: int) -> None:
         """Send ⟨RESPONSE, v, D_v⟩ (the part on α(u)) to u, stamped with T_v in ``full``."""
         d = m.D_for(ctx.config.S.alpha[u])
-        ctx.send(v, u, "RESPONSE", (d, m.T if self._full(ctx) else None))
+        ctx.send(v, u, "RESPONSE", (d, m.T if self._fix(ctx, "R1") else None))
 
     def _grant_next(self, ctx: Ctx, v: str, m: Member, case: int, why: str) -> Member:
         # Case (5): take the top QUERY of X_v, send it a RESPONSE, W_v := x, T_v := t.
@@ -182,7 +189,7 @@ class Coterie(Protocol):
         else:
             w = m.W
             m = replace(m.enqueue(m.T, w).enqueue(t, u), preempting=True)
-            ctx.send(v, w, "PREEMPT", m.T if self._full(ctx) else None)
+            ctx.send(v, w, "PREEMPT", m.T if self._fix(ctx, "R1") else None)
             ctx.say(f"{u}'s QUERY {t} beats {w}'s {m.T}: {v} sends PREEMPT to {w} and queues "
                     "both QUERYs in X_" + v, v, ALG, (4,))
         ctx.put(v, replace(s, C=C, mem=m))
@@ -192,7 +199,7 @@ class Coterie(Protocol):
         v, w = msg.dst, msg.src
         s = ctx.get(v)
         m = s.mem
-        if self._full(ctx) and not (m.preempting and m.W == w and m.T == msg.body):
+        if self._fix(ctx, "R1") and not (m.preempting and m.W == w and m.T == msg.body):
             ctx.say(f"{v} ignores a stale RETURN from {w} (R1)", v, ALG, (5,))
             return
         m = self._grant_next(ctx, v, m, 5, f"gets its permission back from {w}")
@@ -206,7 +213,7 @@ class Coterie(Protocol):
         m = s.mem.with_D({r: (w, t) for r in G})
         if m.W == w:            # the definition of W_v: v no longer waits for a LOCK
             m = replace(m, W=None, T=None, preempting=False)
-        if self._full(ctx):     # (R2) w's QUERY re-queued by a crossed PREEMPT is answered
+        if self._fix(ctx, "R2"):     # (R2) w's QUERY re-queued by a crossed PREEMPT is answered
             m = replace(m, X=tuple(e for e in m.X if e[1] != w))
         ctx.say(f"{v} records that {w} locked {', '.join(G)} (D_{v} updated)", v, ALG, (6,))
         if m.X and (m.W is None or not self._full(ctx)):
@@ -221,7 +228,7 @@ class Coterie(Protocol):
         m = s.mem.with_D({r: (None, t) for r in G})
         ctx.say(f"{v} records that {w} freed {', '.join(G)}", v, ALG, (7,))
         if m.W is not None:
-            if m.preempting and self._full(ctx):
+            if m.preempting and self._fix(ctx, "R3"):
                 ctx.say(f"{v} sends no update to {m.W}: its PREEMPT is unanswered (R3)",
                         v, ALG, (7,))
             else:
