@@ -179,6 +179,9 @@ def test_full_converges_from_arbitrary_configurations_and_stays(n, seed, c_max):
         assert t.legit(sim.step_no)
         assert safety(sim) == []
     assert report(sim)["controller_rounds"] > legit_round   # the controller kept going
+    while sim.step_no < 40000 and not sim.protocol.served_all(sim):
+        sim.step(sched.choose(sim))
+    assert sim.protocol.served_all(sim), "a request was not satisfied after stabilization"
     assert sim.monitors.violations() == []
 
 
@@ -237,3 +240,37 @@ def test_as_printed_root_creates_a_second_priority_token_from_a_clean_start():
             break
         full.step(eid)
         assert counts(full) == expected(full.config)
+
+
+def test_a_corrupted_root_recovers_without_later_violations():
+    sc = scenario(params={"ell": 2, "k": 2}, workload={"random": {"requests": 4, "seed": 2}})
+    sim = build(sc, "full")
+    sched = make_scheduler("random", 2)
+    for _ in range(40):
+        sim.step(sched.choose(sim))
+    sim.step("f:corrupt:r:Reset=True")
+    assert sim.proc("r").Reset and not track(sim).legit(sim.step_no)
+    while sim.step_no < 20000 and not (track(sim).legit(sim.step_no)
+                                        and sim.protocol.served_all(sim)):
+        sim.step(sched.choose(sim))
+    rep = report(sim)
+    assert rep["legitimate"] and rep["converged_at"]["step"] > 41
+    assert rep["transient"] and sim.monitors.violations() == []
+
+
+def test_view_data_for_the_tree_view():
+    sim = build(resolve("kout-fig3"), "full")
+    sim.step("e:a:request")
+    v = sim.protocol.view(sim)
+    assert v["layout"] == "tree"
+    nodes = {n["id"]: n for n in v["nodes"]}
+    assert nodes["r"]["y"] < nodes["a"]["y"] and nodes["r"]["kind"] == "root"
+    assert all(0 <= n["x"] <= 1000 and 0 <= n["y"] <= 700 for n in v["nodes"])
+    for key in ("State", "Need", "RSet", "Prio", "myC", "Succ", "channels"):
+        assert key in nodes["a"]
+    for key in ("SToken", "SPush", "SPrio", "Reset", "Timer"):
+        assert key in nodes["r"]
+    assert {(e["src"], e["dst"]) for e in v["edges"]} == {("r", "b"), ("r", "a")}
+    assert v["extra"]["virtual_ring"] == ["r", "b", "r", "a"]
+    labels = {sim.protocol.message_label(m) for m in sim.inflight.values()}
+    assert {"ResT", "PushT", "PrioT", "ctrl(1,F,0,0)"} <= labels
