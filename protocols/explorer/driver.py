@@ -121,7 +121,7 @@ class Driver:
         sim._apply(ev)
         mon._seen.clear()
         if len(mon.served) > 4096:      # metrics history, not needed here
-            del mon.served[:]
+            mon.forget_history()
         viol = tuple(sorted(f.text for f in mon.findings.values() if f.kind == "violation"))
         st = sim.state()
         self._current = st

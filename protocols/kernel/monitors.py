@@ -50,6 +50,10 @@ class Monitors:
         self.cs_entries = 0
         self.requests = 0
         self.served: list[tuple[str, int, int, int]] = []   # (pid, request step, response, waiting)
+        # Every served request along the recorded timeline, also those after the current step,
+        # so that a jump forward to a later snapshot finds the ones in between (``served`` is
+        # always the prefix of this up to the current step).
+        self._timeline_served: list[tuple[str, int, int, int]] = []
         self.findings: dict[tuple[int, str], Finding] = {}
         # Only call the protocol's own safety predicates if it has any (a step is a hot path).
         proto_cls = type(sim.protocol)
@@ -80,7 +84,13 @@ class Monitors:
             self.violation(f"{pid} enters its critical section while already in it")
         w = sim.waiting.pop(pid, None)
         if w is not None:
-            self.served.append((pid, w[0], sim.step_no - w[0], self.cs_entries - w[1]))
+            rec = (pid, w[0], sim.step_no - w[0], self.cs_entries - w[1])
+            i = len(self.served)
+            if i < len(self._timeline_served):
+                self._timeline_served[i] = rec      # replaying the recorded timeline
+            else:
+                self._timeline_served.append(rec)
+            self.served.append(rec)
         self.cs_entries += 1
         sim.cs[pid] = resources
         for r in resources:
@@ -196,20 +206,30 @@ class Monitors:
                 self._deadlocked, self._bad)
 
     def load(self, saved: tuple) -> None:
+        """Restore the counters of a snapshot (earlier or later than the current step) on the
+        recorded timeline; what lies beyond it stays recorded for later jumps."""
         sent, self.delivered, self.cs_entries, self.requests, n, self._deadlocked, self._bad = saved
         self.sent = dict(sent)
-        del self.served[n:]
+        if len(self._timeline_served) < len(self.served):      # history was forgotten
+            self._timeline_served = list(self.served)
+        self.served = self._timeline_served[:n]
         self._seen.clear()
-        step = self.sim.step_no
+
+    def truncate(self, k: int) -> None:
+        """A different event is taken at step k: forget the recorded future after it."""
+        for key in [key for key, f in self.findings.items() if f.step > k]:
+            del self.findings[key]
+        del self._timeline_served[len(self.served):]
         while self.sent_at:                      # sends are recorded in step order
             seq = next(reversed(self.sent_at))
-            if self.sent_at[seq] <= step:
+            if self.sent_at[seq] <= k:
                 break
             del self.sent_at[seq]
 
-    def truncate(self, k: int) -> None:
-        for key in [key for key, f in self.findings.items() if f.step > k]:
-            del self.findings[key]
+    def forget_history(self) -> None:
+        """Drop the served-request history (the explorer, which has no timeline, calls this)."""
+        del self.served[:]
+        del self._timeline_served[:]
 
 
 def _base_violations(cls: type) -> Any:
