@@ -1,0 +1,93 @@
+"""datta_ring benchmarks: speed of ``full`` on datta-stress, messages per critical-section entry
+by type, and exhaustive exploration of small instances (larger than the tests can afford).
+
+    python benchmarks/datta_ring.py                 # speed + messages (a few seconds)
+    python benchmarks/datta_ring.py --exhaustive    # + the exhaustive table (tens of minutes)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from protocols.runner import build, drive, scheduler_for  # noqa: E402
+from protocols.scenario import gallery, parse  # noqa: E402
+from tests.datta_bfs import explore  # noqa: E402
+
+
+def speed(variant: str = "full", repeat: int = 3) -> dict:
+    sc = gallery()["datta-stress"]
+    best = None
+    for _ in range(repeat):
+        sim = build(sc, variant)
+        sched = scheduler_for(sc, variant)
+        t0 = time.perf_counter()
+        drive(sim, sched, sc.steps)
+        dt = time.perf_counter() - t0
+        if best is None or dt < best[0]:
+            best = (dt, sim)
+    dt, sim = best
+    m = sim.monitors.metrics()
+    return {"steps": sim.step_no, "seconds": round(dt, 3), "steps_per_s": round(sim.step_no / dt),
+            "cs_entries": m["cs_entries"], "served_all": sim.protocol.served_all(sim),
+            "per_cs": {k: round(v / max(m["cs_entries"], 1), 2)
+                       for k, v in m["messages_by_type"].items()},
+            "messages_per_cs": round(m["messages"] / max(m["cs_entries"], 1), 2)}
+
+
+def small(ring, reqs, token=True, leaves=None) -> object:
+    cl = []
+    for i, rq in enumerate(reqs):
+        c = {"id": f"C{i + 1}", "requests": rq}
+        if leaves and leaves[i]:
+            c["leaves"] = leaves[i]
+        cl.append(c)
+    return parse({"id": "x", "title": "x", "protocol": "datta_ring",
+                  "topology": {"ring": ring, "token": token}, "workload": {"clients": cl}})
+
+
+R2, R3 = ["R1", "R2"], ["R1", "R2", "R3"]
+FIG1 = [[["R1", "R2"]], [["R2", "R1"]]]
+INSTANCES = [
+    ("fig1, no token", R2, FIG1, False, None),
+    ("fig1 + C3 wants R1, no token", R2, FIG1 + [[["R1"]]], False, None),
+    ("fig1, C1 leaves by message, no token", R2, FIG1, False, ["message", None]),
+    ("fig1, C2 leaves silently, no token", R2, FIG1, False, [None, "silent"]),
+    ("fig3 cycle (3 clients, 3 resources), no token", R3,
+     [[["R1", "R2"]], [["R2", "R3"]], [["R3", "R1"]]], False, None),
+    ("fig1 + C3 R3→R1 (3 resources), no token", R3, FIG1 + [[["R3", "R1"]]], False, None),
+    ("fig1 with the token", R2, FIG1, True, None),
+]
+
+
+def exhaustive(max_states: int) -> list[dict]:
+    rows = []
+    for name, ring, reqs, token, leaves in INSTANCES:
+        t0 = time.perf_counter()
+        r = explore(build(small(ring, reqs, token, leaves), "full"), max_states=max_states,
+                    stop_at_first=False)
+        res = ("violation" if r.violation else "deadlock" if r.deadlock else
+               "cannot finish" if r.stuck else "ok" if r.complete else "limit")
+        rows.append({"instance": name, "states": r.states, "complete": r.complete,
+                     "result": res, "seconds": round(time.perf_counter() - t0, 1)})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exhaustive", action="store_true")
+    ap.add_argument("--max-states", type=int, default=3_000_000)
+    a = ap.parse_args()
+    for v in ("full", "prose", "naive", "as-printed"):
+        print(v, speed(v, 3 if v == "full" else 1), flush=True)
+    if a.exhaustive:
+        exhaustive(a.max_states)
+
+
+if __name__ == "__main__":
+    main()
