@@ -261,3 +261,35 @@ def test_coterie_as_printed_race_is_found_at_the_gallery_length_and_full_is_ok()
     assert res["result"] == "violation" and res["counterexample"]["confirmed_by_monitor"]
     assert res["counterexample"]["length"] <= len(sc.schedule_for("as-printed")) == 14
     assert check(sc, variant="full")["result"] == "ok"
+
+
+def test_naive_datta_two_clients_deadlock_in_under_a_second():
+    import time
+
+    from protocols.runner import run
+    sc = gallery_or_skip("datta-fig1")
+    t = time.process_time()
+    res = check(sc, variant="naive")
+    assert time.process_time() - t < 1.0          # CPU time: the shared machine's wall is noisy
+    assert res["result"] == "deadlock" and res["counterexample"]["confirmed_by_monitor"]
+    figure = run(sc, "naive")
+    assert figure["deadlock"] is not None
+    assert res["counterexample"]["length"] <= figure["deadlock"]["step"]
+
+
+def test_datta_fig1_prose_deadlocks_and_as_printed_fails():
+    sc = gallery_or_skip("datta-fig1")
+    prose = check(sc, variant="prose")
+    assert prose["result"] == "deadlock" and prose["counterexample"]["confirmed_by_monitor"]
+    printed = check(sc, variant="as-printed")
+    assert printed["result"] in ("violation", "deadlock", "livelock")
+    assert printed["counterexample"]["confirmed_by_monitor"]
+
+
+def test_found_datta_scenario_is_the_explorers_shortest_counterexample():
+    sc = gallery_or_skip("found-datta-ring-as-printed-second-token")
+    res = check(sc, variant="as-printed")
+    assert res["result"] == "violation"
+    assert res["counterexample"]["schedule"] == sc.schedule_for("as-printed")
+    for v in ("naive", "prose", "full"):
+        assert check(sc, variant=v)["result"] == "ok"
