@@ -259,6 +259,7 @@ function fitViewBox(stage, model, ctx, hooks) {
     }
   }
   stage.dense = near / k < 95;
+  stage.near = near;
   stage.svg.style.setProperty("--k", k.toFixed(3));
   for (const m of stage.svg.querySelectorAll("marker")) {
     attr(m, "markerWidth", (12 * k).toFixed(1));
@@ -280,11 +281,16 @@ export function renderView(stage, model, hooks, handlers, state) {
   state.forceAll = false;
   if (all) fitViewBox(stage, model, ctx, hooks);
   // Small views get bigger nodes: at least ~20 screen pixels of radius on a projector.
+  // Nodes as big as their spacing allows (a third of the distance to the nearest one).
+  if (Number.isFinite(stage.near)) ctx.r = Math.max(ctx.r, Math.min(34, stage.near * 0.32));
   const present = document.body.classList.contains("present");
   if (n <= 16 && stage.k) ctx.r = Math.max(ctx.r, (present ? 26 : 20) * stage.k);
   ctx.msgSize = Math.max(ctx.msgSize, n <= 16 && stage.k ? 8 * stage.k : 0);
   ctx.k = stage.k || 1;
   ctx.dense = !!stage.dense;
+  // Node labels fit inside their node: at most 15 px, less on a crowded ring.
+  const labelPx = Math.max(8, Math.min(present ? 19 : 15, (ctx.r / ctx.k) * 0.95));
+  stage.svg.style.setProperty("--label-px", labelPx.toFixed(1));
   if (all || d.edges) drawEdges(stage, model, ctx, hooks);
   if (all || d.nodes.size) drawNodes(stage, model, ctx, hooks, handlers);
   if (all || d.queues) drawQueues(stage, model, ctx, hooks);
