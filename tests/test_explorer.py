@@ -190,11 +190,6 @@ def test_fast_restore_gives_the_same_successors_as_restore(picks):
         st_ = succ_f[p % len(succ_f)]
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
-                          text=True, timeout=120)
-
-
 def test_cli_exit_codes_and_json_keys(tmp_path, capsys):
     assert main(["check", "token-ring-lossy", "--json"]) == 1
     res = json.loads(capsys.readouterr().out)
@@ -208,15 +203,21 @@ def test_cli_exit_codes_and_json_keys(tmp_path, capsys):
     assert res["result"] == "ok" and res["counterexample"] is None
     assert main(["check", "token-ring", "--max-states", "10", "--json"]) == 0   # limit: nothing found
     assert json.loads(capsys.readouterr().out)["result"] == "limit"
-    p = cli("check", "no-such-scenario")
-    assert p.returncode == 2 and "no gallery scenario" in p.stderr
-    p = cli("check", "token-ring", "--max-states", "0")
-    assert p.returncode == 2 and "max_states" in p.stderr
+    assert main(["check", "no-such-scenario"]) == 2
+    assert "no gallery scenario" in capsys.readouterr().err
+    assert main(["check", "token-ring", "--max-states", "0"]) == 2
+    assert "max_states" in capsys.readouterr().err
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"id": "x", "title": "t", "protocol": "token_ring",
                                "params": {"n": 3}, "symmetry": [["p1", "p2"]]}))
-    p = cli("check", str(bad))
-    assert p.returncode == 2 and "scenario.symmetry" in p.stderr
+    assert main(["check", str(bad)]) == 2
+    assert "scenario.symmetry" in capsys.readouterr().err
+
+
+def test_the_console_command_exits_1_on_a_finding():
+    p = subprocess.run([sys.executable, "-m", "app.cli", "check", "token-ring-lossy", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and json.loads(p.stdout)["result"] == "deadlock"
 
 
 # ---- the papers' expectations (issue 9), as the protocols land ------------------------------
