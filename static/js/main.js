@@ -214,11 +214,12 @@ function draw() {
 window.addEventListener("resize", () => { ui.forceAll = true; render(); });
 window.allocscope = { model, act, ui, timing, socket };
 
-// Share / fork / export tools (static/js/share.js, when present) may first point `page` at a
-// shared state carried by the link; then we load.
+// The explorer's "check" tools (static/js/check.js).
 import("./check.js")
   .then((check) => check.startCheck({ model, page, socket, toast }))
   .catch((e) => console.error("check tools unavailable", e));
+// Share / fork / export tools (static/js/share.js, when present) may first point `page` at a
+// shared state carried by the link; then we load.
 import("./share.js")
   .then((share) => share.startShare({ model, page, trace, toast }))
   .catch(() => true)
