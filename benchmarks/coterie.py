@@ -97,6 +97,25 @@ def seeds(sid: str, n: int) -> dict[str, dict[str, int]]:
     return out
 
 
+def walks(n: int) -> None:
+    """Random schedules where exhaustive search does not finish: quorums of 2 and 3 members."""
+    from protocols.runner import run
+    print(f"| instance | variant | outcomes over random seeds 0..{n - 1} |")
+    print("|---|---|---|")
+    for q in (None, ["u1", "u2"]):
+        params = {"coterie": "custom", "quorums": {f"u{i}": [q] for i in (1, 2, 3)}} if q else {}
+        sc = parse({"id": "x", "title": "x", "protocol": "coterie", "params": params,
+                    "topology": {"kind": "shared", "n": 3, "m": 1}, "steps": 5000,
+                    "workload": {"requests": {f"u{i}": [1, 1] for i in (1, 2, 3)}}})
+        name = "local (q = U)" if q is None else "Q = {u1, u2}"
+        for v in ("as-printed", "full"):
+            c: dict[str, int] = {}
+            for s in range(n):
+                o = run(sc, v, scheduler="random", seed=s)["outcome"]
+                c[o] = c.get(o, 0) + 1
+            print(f"| {name}, requests [2, 2, 2] | {v} | {dict(sorted(c.items()))} |", flush=True)
+
+
 def ablate() -> None:
     """``full`` without one of its repairs, on the {u2}-quorum instances: each is needed."""
     print("| repair dropped | instance | result | states | counterexample steps |")
@@ -115,9 +134,13 @@ def main() -> None:
     ap.add_argument("--explore", action="store_true")
     ap.add_argument("--seeds", type=int, default=200)
     ap.add_argument("--ablate", action="store_true", help="only: drop each repair of full in turn")
+    ap.add_argument("--walks", type=int, default=0, help="only: N random schedules per instance")
     args = ap.parse_args()
     if args.ablate:
         ablate()
+        return
+    if args.walks:
+        walks(args.walks)
         return
     print("| scenario | requests | at 4\\|q\\| | fewest: proc \\|q\\| \\|α(u)\\| msgs (4\\|q\\|) "
           "| most: proc \\|q\\| \\|α(u)\\| msgs ((7+\\|α(u)\\|)\\|q\\|) | over worst |")
