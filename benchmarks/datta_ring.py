@@ -3,18 +3,20 @@ by type, and exhaustive exploration of small instances (larger than the tests ca
 
     python benchmarks/datta_ring.py                 # speed + messages (a few seconds)
     python benchmarks/datta_ring.py --exhaustive    # + the exhaustive table (tens of minutes)
+    python benchmarks/datta_ring.py --sweep 300     # + random scenarios per variant
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from protocols.runner import build, drive, scheduler_for  # noqa: E402
+from protocols.runner import build, drive, report, scheduler_for  # noqa: E402
 from protocols.scenario import gallery, parse  # noqa: E402
 from tests.datta_bfs import explore  # noqa: E402
 
@@ -78,13 +80,46 @@ def exhaustive(max_states: int) -> list[dict]:
     return rows
 
 
+def sweep(n: int, variant: str) -> dict:
+    """n random scenarios (2–5 resources, 2–7 clients, 1–3 requests each, some departures,
+    random root, random / oldest / round-robin scheduler): how many end all-served."""
+    outcomes: dict[str, int] = {}
+    longest = 0
+    for i in range(n):
+        rng = random.Random(i)
+        ring = [f"R{k}" for k in range(1, rng.randint(2, 5) + 1)]
+        cl = []
+        for c in range(rng.randint(2, 7)):
+            d = {"id": f"C{c + 1}", "requests": [rng.sample(ring, rng.choice([1, 2]))
+                                                 for _ in range(rng.randint(1, 3))]}
+            if rng.random() < 0.15:
+                d["leaves"] = rng.choice(["message", "silent"])
+            cl.append(d)
+        sc = parse({"id": "s", "title": "s", "protocol": "datta_ring",
+                    "topology": {"ring": ring, "root": rng.choice(ring)},
+                    "workload": {"clients": cl}, "steps": 100_000,
+                    "scheduler": {"kind": rng.choice(["random", "oldest", "round-robin"]),
+                                  "seed": i}})
+        sim = build(sc, variant)
+        drive(sim, scheduler_for(sc, variant), sc.steps)
+        out = report(sim, sc)["outcome"]
+        outcomes[out] = outcomes.get(out, 0) + 1
+        longest = max(longest, sim.step_no)
+    return {"variant": variant, "runs": n, "outcomes": dict(sorted(outcomes.items())),
+            "longest_run_steps": longest}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--exhaustive", action="store_true")
     ap.add_argument("--max-states", type=int, default=3_000_000)
+    ap.add_argument("--sweep", type=int, default=0)
     a = ap.parse_args()
     for v in ("full", "prose", "naive", "as-printed"):
-        print(v, speed(v, 3 if v == "full" else 1), flush=True)
+        print(v, speed(v, 5 if v == "full" else 1), flush=True)
+    if a.sweep:
+        for v in ("full", "prose", "naive", "as-printed"):
+            print(sweep(a.sweep, v), flush=True)
     if a.exhaustive:
         exhaustive(a.max_states)
 
