@@ -27,7 +27,8 @@ KEYS = {"result", "states", "seconds", "counterexample", "link"}
 
 def ring(n: int, requests: int, variant: str = "reliable", **extra) -> object:
     data = {"id": f"ring-{n}-{requests}-{variant}", "title": "t", "protocol": "token_ring",
-            "variant": variant, "params": {"n": n, "requests": requests}, **extra}
+            "variant": variant, "params": {"n": n, "requests": requests}}
+    data.update(extra)
     return parse(data)
 
 
@@ -294,3 +295,15 @@ def test_found_datta_scenario_is_the_explorers_shortest_counterexample():
     assert res["counterexample"]["schedule"] == sc.schedule_for("as-printed")
     for v in ("naive", "prose", "full"):
         assert check(sc, variant=v)["result"] == "ok"
+
+
+@settings(max_examples=6, deadline=None)
+@given(n=st.integers(min_value=2, max_value=3), requests=st.integers(min_value=1, max_value=2),
+       lossy=st.integers(min_value=0, max_value=2))
+def test_lossy_ring_deadlock_length_is_minimal_by_brute_force(n, requests, lossy):
+    sc = ring(n, requests, "lossy", params={"n": n, "requests": requests,
+                                            "lossy": f"p{lossy % n}"})
+    res = check(sc)
+    assert res["result"] == "deadlock" and res["counterexample"]["confirmed_by_monitor"]
+    length = res["counterexample"]["length"]
+    assert not deadlocks_within(sc, None, length - 1)
