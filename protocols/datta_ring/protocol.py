@@ -66,8 +66,18 @@ class DattaRing(ClientSide, ResourceCommon, LoopBreaking, Departures, Protocol):
         return held + sum(1 for m in sim.inflight.values() if m.kind == "Token")
 
     def violations(self, sim: Any) -> list[str]:
+        """One token (footnote 2), and a client in its critical section holds the head of
+        Q_strong at each of its resources: a resource is allocated only to its head (§III-A.3),
+        so reorganising a queue under a client that uses the resource breaks the allocation."""
         n = self.tokens(sim)
-        return [f"{n} tokens on the ring (the paper has exactly one)"] if n > 1 else []
+        out = [f"{n} tokens on the ring (the paper has exactly one)"] if n > 1 else []
+        for c in sim.cs:
+            for r in sim.cs[c]:
+                h = sim.procs[sim.index[r]].head
+                if h is None or h.ClId != c:
+                    out.append(f"{c} is in its critical section on {r}, but {r}'s head is "
+                               f"{h.ClId if h else '⊥'}")
+        return out
 
     def wait_for(self, sim: Any) -> nx.DiGraph:
         """Definition 3.1's dependency graph (r_i → r_j), so a deadlock names its cycle."""
