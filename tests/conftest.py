@@ -108,3 +108,16 @@ def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _private_link_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Short links made in-process by any test module go to a temporary folder of that module,
+    never to the checkout's data/."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ALLOCSCOPE_DATA", str(tmp_path_factory.mktemp("links")))
+    from app.store import reset_stores
+    reset_stores()
+    yield
+    mp.undo()
+    reset_stores()

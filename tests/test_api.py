@@ -15,23 +15,6 @@ from protocols.scenario import gallery
 HTML = {"accept": "text/html"}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _private_link_store(tmp_path_factory):
-    """Short links made by these tests go to a temporary folder, not the checkout's data/."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ALLOCSCOPE_DATA", str(tmp_path_factory.mktemp("links")))
-    try:
-        from app.store import reset_stores
-    except ImportError:
-        reset_stores = None
-    if reset_stores:
-        reset_stores()
-    yield
-    mp.undo()
-    if reset_stores:
-        reset_stores()
-
-
 @pytest.fixture(scope="module")
 def client() -> TestClient:
     return TestClient(create_app(Limits()))

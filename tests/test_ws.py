@@ -23,23 +23,6 @@ from protocols.scenario import gallery
 GALLERY = list(gallery())
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _private_link_store(tmp_path_factory):
-    """Short links made by these tests go to a temporary folder, not the checkout's data/."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ALLOCSCOPE_DATA", str(tmp_path_factory.mktemp("links")))
-    try:
-        from app.store import reset_stores
-    except ImportError:
-        reset_stores = None
-    if reset_stores:
-        reset_stores()
-    yield
-    mp.undo()
-    if reset_stores:
-        reset_stores()
-
-
 class Peer:
     """A test client that pairs every command with its one answer."""
 
