@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import checks, pages, ws
+from .governor import Governor
 from .limits import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +44,7 @@ def create_app(limits: Limits | None = None) -> FastAPI:
                   description="A browser lab for distributed resource-allocation algorithms.")
     app.state.limits = limits or Limits.from_env()
     app.state.sessions = ws.SessionCount()
+    app.state.governor = Governor()
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next):  # type: ignore[no-untyped-def]

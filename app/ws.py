@@ -27,6 +27,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from . import commands as C
 from .frames import FrameBuilder, encode, error, inspect_frame
+from .governor import Governor
 from .limits import Limits, TokenBucket
 from .session import Session, SessionError
 
@@ -87,9 +88,10 @@ def resolve_link(link_id: str) -> dict[str, Any]:
 class Connection:
     """The per-connection state: the session, the frame builder, the outgoing queue."""
 
-    def __init__(self, ws: WebSocket, limits: Limits) -> None:
+    def __init__(self, ws: WebSocket, limits: Limits, governor: Governor | None = None) -> None:
         self.ws = ws
         self.limits = limits
+        self.governor = governor or Governor()
         self.session = Session(limits)
         self.frames = FrameBuilder()
         self.out: deque[str] = deque()
@@ -258,19 +260,19 @@ class Connection:
         loop = asyncio.get_running_loop()
         s = self.session
         await asyncio.sleep(0)                      # the answer to `play` goes first
-        speed = s.speed
-        t0 = loop.time()
-        done = 0
+        gov = self.governor
+        # ``last`` is when the latest step was due; the effective speed is the session's speed
+        # times the governor's factor, read afresh every round (a `speed` command, or load).
+        last = loop.time() - 1.0 / (s.speed * gov.factor)     # the first step is due at once
         while s.playing:
+            speed = s.speed * gov.factor
             now = loop.time()
-            if s.speed != speed:                    # a `speed` command: start counting afresh
-                speed, t0, done = s.speed, now, 0
-            due = int((now - t0) * speed) + 1 - done
+            due = int((now - last) * speed)
             if due <= 0:
-                await asyncio.sleep(max(0.0, t0 + done / speed - now))
+                await asyncio.sleep(max(0.0, last + 1.0 / speed - now))
                 continue
-            if due > speed + PLAY_BATCH:            # far behind: drop the debt, do not burst
-                t0, done, due = now - done / speed, done, 1
+            if now - last > 1.0 + PLAY_BATCH / speed:  # far behind: drop the debt, do not burst
+                last, due = now - 1.0 / speed, 1
             start = now
             for _ in range(min(due, PLAY_BATCH)):
                 try:
@@ -278,7 +280,7 @@ class Connection:
                 except Exception as exc:   # noqa: BLE001 - a protocol bug during play
                     self.push(self.internal(None, "during play", exc))
                     return
-                done += 1
+                last += 1.0 / speed
                 if r.status != "ok":
                     try:
                         self.push(self.frames.incremental(s, None, notice=r.notice))
@@ -296,6 +298,8 @@ class Connection:
 async def websocket_endpoint(ws: WebSocket) -> None:
     limits: Limits = ws.app.state.limits
     sessions: SessionCount = ws.app.state.sessions
+    governor: Governor = ws.app.state.governor
+    governor.start()
     await ws.accept()
     if not origin_allowed(ws, limits):
         await ws.close(POLICY, "origin not allowed (ALLOCSCOPE_ALLOWED_ORIGINS)")
@@ -306,8 +310,12 @@ async def websocket_endpoint(ws: WebSocket) -> None:
                                               f"later")))
         await ws.close(POLICY, "too many sessions")
         return
+    if not governor.accepting:
+        await ws.send_text(encode(error(None, governor.busy_message())))
+        await ws.close(POLICY, "server busy")
+        return
     sessions.active += 1
-    conn = Connection(ws, limits)
+    conn = Connection(ws, limits, governor)
     sender = asyncio.get_running_loop().create_task(conn.send_loop())
     try:
         await conn.receive_loop()

@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -71,7 +72,10 @@ class Client:
     async def run(self) -> None:
         try:
             async with websockets.connect(self.url, max_size=8 << 20, open_timeout=20) as ws:
-                await self.send(ws, {"op": "load", "scenario": self.scenario})
+                try:
+                    await self.send(ws, {"op": "load", "scenario": self.scenario})
+                except websockets.ConnectionClosed:
+                    pass        # refused at once: its "server busy" frame is still to be read
                 first = json.loads(await asyncio.wait_for(ws.recv(), 20))
                 if first.get("type") == "error":
                     self.refused = first.get("message", "")
@@ -86,6 +90,8 @@ class Client:
                 self._playing = True
                 reader = asyncio.create_task(self.read(ws))
                 tick = 0
+                # students do not click in lockstep: spread the timed commands over the second
+                await asyncio.sleep((self.seed * 0.618) % 1.0)
                 while time.monotonic() < self.until and not reader.done():
                     await asyncio.sleep(1.0)
                     tick += 1
@@ -172,7 +178,9 @@ def main() -> None:
             return out
 
         t0 = time.perf_counter()
+        me0 = resource.getrusage(resource.RUSAGE_SELF)
         clients = asyncio.run(go())
+        me1 = resource.getrusage(resource.RUSAGE_SELF)
         wall = time.perf_counter() - t0
         rss1, cpu1 = proc_stats(server.pid)
     finally:
@@ -194,6 +202,9 @@ def main() -> None:
     print(f"unexpected errors {len(errors)}" + (f" (e.g. {errors[0]!r})" if errors else ""))
     print(f"server RSS start {rss0 / 1024:.0f} MiB, peak {peak[0] / 1024:.0f} MiB; "
           f"CPU {cpu1 - cpu0:.1f} s over {wall:.1f} s ({100 * (cpu1 - cpu0) / wall:.0f}% of one core)")
+    client_cpu = (me1.ru_utime - me0.ru_utime) + (me1.ru_stime - me0.ru_stime)
+    print(f"load generator (this process, same machine) CPU {client_cpu:.1f} s "
+          f"({100 * client_cpu / wall:.0f}% of one core)")
 
 
 if __name__ == "__main__":
