@@ -147,7 +147,8 @@ class Monitors:
         starved = t0 is not None and self._bypass and sorted(
             p for p, w in sim.waiting.items() if w[0] <= t0)
         if t0 is not None and (starved or not self._bypass) \
-                and all(sim.since(e.id) > t0 for e in enabled if e.progress):
+                and all(sim.since(e.id) > t0 for e in enabled if e.progress) \
+                and self._repeats(t0):
             period = step - t0
             if self._bypass:
                 text = (f"livelock: the global state of step {t0} repeats at step {step} while "
@@ -161,6 +162,15 @@ class Monitors:
         if len(self._seen) >= LIVELOCK_WINDOW:
             self._seen.clear()
         self._seen[fp] = step
+
+    def _repeats(self, t0: int) -> bool:
+        """Confirm exactly that the state of step t0 equals the current one: the fingerprint is
+        a 64-bit sum, and two different states can share it (seen once in datta_ring)."""
+        try:
+            then = self.sim.state_at(t0)
+        except Exception:             # noqa: BLE001 - no timeline to rebuild from (explorer)
+            return True
+        return self.sim.repetition_key(then) == self.sim.repetition_key(self.sim.state())
 
     def wait_cycle(self) -> list:
         g = self.sim.protocol.wait_for(self.sim)

@@ -7,7 +7,7 @@ Everything else (time travel, hashing, snapshots for the explorer) is built on t
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -421,6 +421,36 @@ class Simulator:
             s = self.step_no
             if s % self.snapshot_every == 0 and s not in self._snapshots:
                 self._snapshots[s] = self._snapshot()
+
+    def repetition_key(self, st: State) -> tuple:
+        """What the livelock fingerprint summarises, exactly: process states, each channel's
+        messages without their numbers (in order if FIFO, as a multiset if not), crashes."""
+        chans: dict[tuple[str, str], list] = {}
+        for m in st.messages:
+            chans.setdefault((m.src, m.dst), []).append(m.content())
+        if self.fifo:
+            msgs = frozenset((c, tuple(v)) for c, v in chans.items())
+        else:
+            msgs = frozenset((c, frozenset(Counter(v).items())) for c, v in chans.items())
+        return (st.procs, msgs, st.crashed)
+
+    def state_at(self, k: int) -> State:
+        """The global state at recorded step k (k < the current step), rebuilt on a scratch
+        simulator from the nearest snapshot; the monitors use it to confirm a repetition."""
+        if not 0 <= k < self.step_no or k > len(self.trace):
+            raise SimError(f"no recorded step {k}")
+        base = max(s for s in self._snapshots if s <= k)
+        snap = self._snapshots[base]
+        scratch = Simulator(self.protocol, self.scenario, self.variant, channels=self.channels,
+                            faults=self.faults, snapshot_every=1 << 30)
+        scratch.monitors.after_step = lambda ev: None     # no findings on the scratch copy
+        scratch._load(snap.state)
+        scratch.step_no = base
+        scratch._since = dict(snap.since)
+        scratch._refresh_all()
+        for eid in self.trace[base:k]:
+            scratch._apply(scratch.event(eid))
+        return scratch.state()
 
     def back(self) -> None:
         if self.step_no == 0:
