@@ -78,12 +78,19 @@ def api_scenarios() -> Response:
         return JSONResponse({"detail": exc.message}, exc.status)
 
 
+PAGE_ORDER = ("datta_ring", "kout_tree", "coterie", "task_game", "token_ring")
+
+
 @router.get("/", response_class=HTMLResponse)
 def gallery_page(request: Request) -> Response:
     try:
-        scenarios = [summary(sc) for sc in _gallery().values()]
+        found = list(_gallery().values())
     except PageError as exc:
         return error_page(request, exc.status, exc.message)
+    # The papers' protocols first, the headline one leading; the teaching ring last.
+    found.sort(key=lambda sc: PAGE_ORDER.index(sc.protocol) if sc.protocol in PAGE_ORDER
+               else len(PAGE_ORDER))
+    scenarios = [summary(sc) for sc in found]
     return templates.TemplateResponse(request, "gallery.html", {
         "scenarios": scenarios, "embed": False, "present": False})
 
