@@ -23,6 +23,16 @@ def _broadcast(ctx: Ctx, pool: str, p: ManagerState, also: str = "") -> None:
         ctx.send(pool, t, "Info", (pool, p))
 
 
+def _add_form(ctx: Ctx, pool: str, field: str, form: object, text: str, page: int) -> None:
+    """Receiving a registration, admission or order form: add it to its set (kept sorted, so
+    the state does not depend on arrival order), then tell the registered tasks."""
+    p = ctx.get(pool)
+    p = replace(p, **{field: tuple(sorted(set(getattr(p, field)) | {form}))})
+    ctx.put(pool, p)
+    ctx.say(text, pool, REF, (page,))
+    _broadcast(ctx, pool, p)
+
+
 def _without(xs: tuple, task: str) -> tuple:
     return tuple(x for x in xs if (x.task if isinstance(x, Request) else x[0]) != task)
 
@@ -33,20 +43,13 @@ class ManagerActions:
     # Receiving a registration form (p. 15).
     def on_Registration(self, ctx: Ctx, msg: Message) -> None:
         pool, t = msg.dst, msg.body
-        p = ctx.get(pool)
-        p = replace(p, applications=tuple(sorted(set(p.applications) | {t})))
-        ctx.put(pool, p)
-        ctx.say(f"{pool} registers {t}", pool, REF, (15,))
-        _broadcast(ctx, pool, p)
+        _add_form(ctx, pool, "applications", t, f"{pool} registers {t}", 15)
 
     # Receiving an admission form (p. 15).
     def on_Admission(self, ctx: Ctx, msg: Message) -> None:
         pool, form = msg.dst, msg.body
-        p = ctx.get(pool)
-        p = replace(p, admissions=tuple(sorted(set(p.admissions) | {form})))
-        ctx.put(pool, p)
-        ctx.say(f"{pool} admits {form[0]} with ticket {form[1]}", pool, REF, (15,))
-        _broadcast(ctx, pool, p)
+        _add_form(ctx, pool, "admissions", form,
+                  f"{pool} admits {form[0]} with ticket {form[1]}", 15)
 
     # Receiving a request R (p. 16): appended unless it already occurs.
     def on_Request(self, ctx: Ctx, msg: Message) -> None:
@@ -62,11 +65,7 @@ class ManagerActions:
     # Receiving an order form (p. 16).
     def on_Order(self, ctx: Ctx, msg: Message) -> None:
         pool, form = msg.dst, msg.body
-        p = ctx.get(pool)
-        p = replace(p, orders=tuple(sorted(set(p.orders) | {form})))
-        ctx.put(pool, p)
-        ctx.say(f"{pool} records the order form of {form[0]}", pool, REF, (16,))
-        _broadcast(ctx, pool, p)
+        _add_form(ctx, pool, "orders", form, f"{pool} records the order form of {form[0]}", 16)
 
     # Receiving an advancing form (p. 16): transpose T's request with its predecessor's, unless
     # the predecessor's task has an order form at P.
