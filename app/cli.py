@@ -53,7 +53,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from protocols.explorer import check
     sc = resolve(args.scenario)
-    res = check(sc, variant=args.variant, max_states=args.max_states)
+    res = check(sc, variant=args.variant, max_states=args.max_states, partial_order=args.por)
     if args.json:
         _print(res)
     else:
@@ -93,6 +93,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("scenario")
     c.add_argument("--max-states", type=int, default=200_000)
     c.add_argument("--variant")
+    c.add_argument("--por", action="store_true",
+                   help="partial-order reduction (protocols that declare it; no livelock search)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_check)
 

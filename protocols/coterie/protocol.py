@@ -24,6 +24,7 @@ from typing import Any
 from ..kernel import ENV, Action, Ctx, Guard, Message, Protocol, Setup
 from . import monitors, view
 from .config import Config, build, quorum_for, select
+from .forget import forget as forget_dead
 from .state import Member, Proc, Requester
 
 ALG = "AllocResource"
@@ -237,6 +238,29 @@ class Coterie(Protocol):
         elif m.X:
             m = self._grant_next(ctx, v, m, 7, f"got {w}'s UNLOCK")
         ctx.put(v, replace(s, C=max(s.C, t) + 1, mem=m))
+
+    # ---- partial-order reduction (protocols/explorer/por.py) ------------------------------
+    # Every Case handler reads and writes only the process it runs at (ctx.get/put of u or v),
+    # and messages go between a requester and the members of its quorums, both ways. The
+    # explorer checks both on every transition it computes.
+    def por_senders(self, config: Config) -> dict[str, tuple[str, ...]]:
+        peers: dict[str, set[str]] = {u: set() for u in config.S.U}
+        for u in config.S.U:
+            for q in config.Q[u]:
+                for v in q:
+                    peers[u].add(v)
+                    peers[v].add(u)
+        return {u: tuple(sorted(p)) for u, p in peers.items()}
+
+    def por_signature(self, config: Config, pid: str, s: Proc) -> bool:
+        # What violations() reads of one process besides the critical sections: whether it is
+        # in its Q-region (Lemma 1). Case 1's in-step Lemma 1 check runs only on entering the
+        # Q-region, which changes this signature, so such steps are never pruned.
+        return monitors.in_q_region(s)
+
+    def forget(self, config: Config, pids: tuple[str, ...], procs: tuple, messages: tuple):
+        # Lamport times no future step reads (forget.py), erased for the explorer's keys.
+        return forget_dead(config, pids, procs, messages)
 
     # ---- monitors, inspection, view ---------------------------------------------------------
     def violations(self, sim: Any) -> list[str]:

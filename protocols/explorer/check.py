@@ -16,9 +16,11 @@ from ..kernel import SimError, Simulator
 from ..runner import build
 from ..scenario import Scenario, ScenarioError
 from . import livelock
+from .audit import ForgetAudit
 from .driver import Driver, label
 from .engine import Progress, Search
 from .keys import Keyer
+from .por import LocalityError, Reducer, supports
 from .symmetry import verify
 
 FOUND = ("violation", "deadlock", "livelock")
@@ -31,8 +33,8 @@ def link(scenario_id: str, variant: str, schedule: list[str]) -> str:
 
 
 def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_000, *,
-          symmetry: bool = True, livelock_check: bool = True,
-          progress: Progress | None = None, progress_every: int = 10_000,
+          symmetry: bool = True, livelock_check: bool = True, partial_order: bool = False,
+          forget: bool = True, progress: Progress | None = None, progress_every: int = 10_000,
           should_stop: Callable[[], bool] | None = None,
           max_seconds: float | None = None) -> dict[str, Any]:
     """Explore every schedule of ``scenario`` breadth-first, up to ``max_states`` states.
@@ -45,6 +47,11 @@ def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_
       same moments and a True answer ends the search with result ``limit`` and ``stopped:
       "cancelled"`` (so a web worker can report a progress bar and be cancelled).
     - ``max_seconds`` bounds the wall time the same way (``stopped: "timeout"``).
+    - ``forget``: key states after the protocol's ``forget`` hook, if it has one (values no
+      future step reads, e.g. coterie's dead Lamport times; audited during the search).
+    - ``partial_order``: expand one persistent set per state (``por.py``) for a protocol that
+      declares the hooks. Violations and deadlocks are still all found, but a counterexample
+      is shortest only within the reduced graph, and the livelock search is skipped.
 
     Raises ScenarioError for bad input (unknown variant, bad symmetry declaration).
     """
@@ -52,13 +59,14 @@ def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_
         raise ScenarioError("max_states: must be a whole number of at least 1")
     sim = build(scenario, variant)
     return explore(sim, scenario, max_states, symmetry=symmetry, livelock_check=livelock_check,
-                   progress=progress, progress_every=progress_every, should_stop=should_stop,
+                   partial_order=partial_order, forget=forget, progress=progress,
+                   progress_every=progress_every, should_stop=should_stop,
                    max_seconds=max_seconds)
 
 
 def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
-            symmetry: bool = True, livelock_check: bool = True,
-            progress: Progress | None = None, progress_every: int = 10_000,
+            symmetry: bool = True, livelock_check: bool = True, partial_order: bool = False,
+            forget: bool = True, progress: Progress | None = None, progress_every: int = 10_000,
             should_stop: Callable[[], bool] | None = None,
             max_seconds: float | None = None) -> dict[str, Any]:
     """``check`` on a simulator at step 0 (any protocol object, e.g. a test's own); fresh
@@ -69,23 +77,28 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
 
     sid = getattr(scenario, "id", "scenario")
     decl = getattr(scenario, "symmetry", []) if symmetry else []
-    keyer = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, decl)
+    keyer = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, decl, forget=forget)
     group = keyer.size
     drv = Driver(sim)
     verify(drv, keyer)
-    with_livelock = livelock_check and group == 1
+    reducer = _reducer(sim, group) if partial_order else None
+    with_livelock = livelock_check and group == 1 and reducer is None
     search = Search(drv, keyer.key, max_states, keep_edges=with_livelock, progress=progress,
                     progress_every=progress_every, should_stop=should_stop,
-                    max_seconds=max_seconds)
-    stop = search.run()
+                    max_seconds=max_seconds, reducer=reducer,
+                    audit=ForgetAudit(fresh, keyer) if keyer.forgets else None)
+    try:
+        stop = search.run()
+    except LocalityError as exc:
+        raise ScenarioError(str(exc)) from None
     g = search.graph
     result: dict[str, Any] = {
         "scenario": sid, "protocol": sim.protocol.id, "variant": sim.variant,
         "result": "ok", "states": len(g.parent), "transitions": g.transitions,
         "depth": search.max_depth, "seconds": 0.0, "counterexample": None, "link": None,
         "finding": None, "stopped": None,
-        "reductions": {"symmetry_group": group, "partial_order": False,
-                       "livelock_checked": with_livelock},
+        "reductions": {"symmetry_group": group, "partial_order": reducer is not None,
+                       "forget": keyer.forgets, "livelock_checked": with_livelock},
     }
     schedule: list[str] | None = None
     extra: dict[str, Any] = {}
@@ -115,8 +128,25 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
         if result["finding"] is None:
             result["finding"] = replay.get("monitor")
         result["link"] = link(sid, sim.variant, schedule)
+    if reducer is not None:
+        result["reductions"]["reduced_states"] = search.reduced
     result["seconds"] = round(search.elapsed(), 3)
     return result
+
+
+def _reducer(sim: Simulator, group: int) -> Reducer:
+    """The partial-order reducer for ``sim``, or ScenarioError saying why it cannot be used."""
+    pid = sim.protocol.id
+    if not supports(sim.protocol):
+        raise ScenarioError(f"partial-order reduction: protocol {pid} does not declare "
+                            "por_senders / por_signature (see docs/explorer.md)")
+    if sim.faults is not None and getattr(sim.faults, "any", False):
+        raise ScenarioError("partial-order reduction: the scenario allows faults, whose events "
+                            "are not local to one process; check it without --por")
+    if group > 1:
+        raise ScenarioError("partial-order reduction with a symmetry declaration is not "
+                            "supported; check with one or the other")
+    return Reducer(sim.protocol, sim.config, sim.pids, sim.fifo)
 
 
 def _lasso_schedule(fresh: Callable[[], Simulator], search: Search,

@@ -21,9 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kernel import State
-from .driver import Driver, is_fair_demand, label
+from ..kernel import Event, State
+from .driver import Driver, Outcome, is_fair_demand, label
 from .keys import Key
+from .por import Reducer
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -69,8 +70,12 @@ class Search:
     def __init__(self, driver: Driver, key: Callable[[State], Key], max_states: int,
                  keep_edges: bool = True, progress: Progress | None = None,
                  progress_every: int = 10_000, should_stop: Callable[[], bool] | None = None,
-                 max_seconds: float | None = None) -> None:
+                 max_seconds: float | None = None, reducer: Reducer | None = None,
+                 audit: Callable[[State, Callable[[], list[str]]], None] | None = None) -> None:
         self.driver = driver
+        self.reducer = reducer
+        self.audit = audit        # called with each new state (keys.py's forget check)
+        self.reduced = 0          # states expanded with a persistent set smaller than enabled()
         self.key = key
         self.max_states = max_states
         self.keep_edges = keep_edges
@@ -83,6 +88,7 @@ class Search:
         self.started = time.perf_counter()
         self.max_depth = 0
         self._sets: dict[frozenset, frozenset] = {}
+        self._computed: dict[str, tuple[Outcome, Key, int | None, bool]] = {}
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
@@ -98,6 +104,59 @@ class Search:
         g.waiting.append(self._sets.setdefault(waiting, waiting))
         self.max_depth = max(self.max_depth, d)
         return i
+
+    def _successor(self, st: State, ev: Event) -> tuple[Outcome, Key, int | None, bool]:
+        """Apply ``ev`` to ``st``: the outcome, its key, its node if already seen, and whether
+        it is a deadlock (judged while the driver still holds it)."""
+        cached = self._computed.pop(ev.id, None) if self._computed else None
+        if cached is not None:
+            return cached
+        drv = self.driver
+        drv.load(st)
+        out = drv.apply(ev)
+        self.graph.transitions += 1
+        k = self.key(out.state)
+        j = self.seen.get(k)
+        return out, k, j, j is None and not out.violations and drv.stuck()
+
+    def _persistent(self, i: int, st: State, events: list[Event]) -> list[Event]:
+        """The events to expand at node i: the smallest persistent set that passes the
+        reducer's conditions (por.py), else all of ``events``. Transitions computed to judge a
+        set are kept for the expansion, so none is applied twice."""
+        red = self.reducer
+        assert red is not None
+        self._computed = {}
+        depth = self.graph.depth[i]
+        any_progress = any(e.progress for e in events)
+        for S in red.candidates(st, events):
+            T = [e for e in events if e.pid in S]
+            if not T or (any_progress and not any(e.progress for e in T)):
+                continue
+            ok = True
+            for ev in T:
+                res = self._computed.get(ev.id)
+                if res is None:
+                    res = self._computed[ev.id] = self._successor(st, ev)
+                out, _k, j, _stuck = res
+                red.check_local(st, ev, out.state)
+                if out.violations:        # a real one, whatever the set: report it
+                    return [ev]
+                if red.visible(st, ev, out.state) or (j is not None and
+                                                      self.graph.depth[j] <= depth):
+                    ok = False
+                    break
+            if ok:
+                self.reduced += len(T) < len(events)
+                for e in events:
+                    if e.pid not in S:
+                        self._computed.pop(e.id, None)
+                return T
+        for ev in events:           # full expansion: check locality on the rest too
+            res = self._computed.get(ev.id)
+            if res is None:
+                res = self._computed[ev.id] = self._successor(st, ev)
+            red.check_local(st, ev, res[0].state)
+        return events
 
     def _report(self, frontier: int) -> None:
         if self.progress is not None:
@@ -126,24 +185,26 @@ class Search:
             st = reps.pop(i)
             drv.load(st)
             events = list(drv.enabled())
+            if self.reducer is not None:
+                events = self._persistent(i, st, events)
             succ: list[int] = []
             codes: list[int] = []
             for ev in events:
-                drv.load(st)
-                out = drv.apply(ev)
-                g.transitions += 1
+                out, k, j, stuck = self._successor(st, ev)
+                if j is None:          # judged before this expansion added states: look again
+                    j = self.seen.get(k)
                 if out.violations:
                     return Stop("violation", -1, g.path(i) + [ev.id], "; ".join(out.violations))
-                k = self.key(out.state)
-                j = self.seen.get(k)
                 if j is None:
                     if len(g.parent) >= self.max_states:
                         return Stop("limit")
                     j = self._add(out.state, k, i, ev.id, out.waiting)
-                    if drv.stuck():
+                    if stuck:
                         return Stop("deadlock", j, g.path(j))
                     reps[j] = out.state
                     queue.append(j)
+                    if self.audit is not None:
+                        self.audit(out.state, lambda j=j: g.path(j))
                 if self.keep_edges:
                     lab = label(ev)
                     n = labels.get(lab)

@@ -6,6 +6,10 @@ in order when channels are FIFO, as a multiset when they are unordered), who cra
 its critical section with which resources, and who waits. Message numbers, the step counter and
 metrics are history, not state.
 
+A protocol may also declare ``forget(config, pids, procs, messages)``: the state with values no
+future step can read erased (coterie's dead Lamport times). Keys are taken after it; the search
+audits the claim on sampled states (``audit.py``).
+
 With a symmetry group (``Scenario.symmetry``), the key is the whole *orbit* of the state: the
 frozenset of the keys of all its renamings. Two states then share a key exactly when one is a
 renaming of the other, which needs no ordering of states (so no dependence on ``hash`` values).
@@ -68,7 +72,7 @@ class Keyer:
     """The key function of one exploration, with its symmetry group (identity left out)."""
 
     def __init__(self, protocol: Protocol, config: Any, pids: Sequence[str], fifo: bool,
-                 symmetry: list[list[str]] | None) -> None:
+                 symmetry: list[list[str]] | None, forget: bool = True) -> None:
         self.protocol = protocol
         self.config = config
         self.pids = tuple(pids)
@@ -76,6 +80,7 @@ class Keyer:
         self.index = {p: i for i, p in enumerate(self.pids)}
         classes = [list(c) for c in (symmetry or []) if len(c) > 1]
         self.group: list[dict[str, str]] = []
+        self._forget = getattr(protocol, "forget", None) if forget else None
         if classes:
             self._ps = getattr(protocol, "permute_state", None)
             self._pm = getattr(protocol, "permute_message", None)
@@ -103,7 +108,18 @@ class Keyer:
         crashed = frozenset(m[p] for p in st.crashed)
         return State(tuple(procs), msgs, st.next_seq, crashed, cs, waiting)
 
+    @property
+    def forgets(self) -> bool:
+        return self._forget is not None
+
+    def forgotten(self, st: State) -> State:
+        """``st`` with what the protocol's ``forget`` hook says no future step reads erased."""
+        procs, msgs = self._forget(self.config, self.pids, st.procs, st.messages)
+        return State(procs, msgs, st.next_seq, st.crashed, st.cs, st.waiting)
+
     def key(self, st: State) -> Key:
+        if self._forget is not None:
+            st = self.forgotten(st)
         base = plain_key(st, self.fifo)
         if not self.group:
             return base

@@ -1,0 +1,82 @@
+"""What no future step of AllocResource can read, erased for the explorer's state keys.
+
+Lamport times make every interleaving look different: two runs that differ only in when a
+LOCK reached a member end with different clocks, although nothing will ever tell them apart.
+``forget`` maps a global state to one the protocol cannot distinguish from it, so the explorer
+(``Protocol.forget``, docs/explorer.md) merges the two. Each erasure and why it is exact:
+
+1. **The times in D_v** (``(r, holder, t)`` rows, their copies at requesters and in RESPONSEs)
+   are written and copied but never read: A_u looks only at holders. Set to 0.
+2. **A finished process's clock.** u with no request left and none in progress (idle,
+   ``done`` = its workload) never stamps a QUERY or sends a LOCK/UNLOCK again; its clock C_u
+   is only ever raised by max(·) on receipt, and flows nowhere. So C_u and the times of the
+   LOCK/UNLOCK messages on their way to u (read only into C_u and D_u) are set to 0.
+3. **Once every request has been made**, no new stamp will ever be created, so every clock
+   and LOCK/UNLOCK time is dead (clocks only matter through future stamps), and the existing
+   stamps are only compared with each other (order, equality). Their times are renumbered
+   0, 1, 2, … in increasing order: an order-preserving renaming changes no comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..kernel import Message
+from .config import Config
+from .state import Member, Proc, Requester, Stamp
+
+_STAMPED = ("QUERY", "PREEMPT", "RETURN")     # bodies that are a stamp (or None, as printed)
+
+
+def _rows(d: tuple) -> tuple:
+    return tuple((r, h, 0) for r, h, _t in d)
+
+
+def forget(cfg: Config, pids: Sequence[str], procs: tuple[Proc, ...],
+           messages: tuple[Message, ...]) -> tuple[tuple[Proc, ...], tuple[Message, ...]]:
+    """``(procs, messages)`` with the values no future step reads erased (module doc)."""
+    finished = {u for u, s in zip(pids, procs, strict=True)
+                if s.req.done == len(cfg.workload[u])}
+    dead = {u for u in finished if procs[pids.index(u)].req.phase == "idle"}
+    all_made = len(finished) == len(pids)
+    rank = _stamp_ranks(procs, messages) if all_made else {}
+
+    def stamp(t: Stamp | None) -> Stamp | None:
+        return (rank[t[0]], t[1]) if rank and t is not None else t
+
+    out_procs = []
+    for u, s in zip(pids, procs, strict=True):
+        req: Requester = s.req
+        mem: Member = s.mem
+        out_procs.append(Proc(
+            C=0 if (all_made or u in dead) else s.C,
+            req=replace(req, ts=stamp(req.ts),
+                        copies=tuple((v, _rows(d)) for v, d in req.copies)),
+            mem=replace(mem, D=_rows(mem.D), T=stamp(mem.T),
+                        X=tuple((stamp(t), w) for t, w in mem.X))))
+    out_msgs = []
+    for m in messages:
+        body = m.body
+        if m.kind == "RESPONSE":
+            body = (_rows(body[0]), stamp(body[1]))
+        elif m.kind in ("LOCK", "UNLOCK") and (all_made or m.dst in dead):
+            body = (0, body[1])
+        elif m.kind in _STAMPED:
+            body = stamp(body)
+        out_msgs.append(m._replace(body=body) if body is not m.body else m)
+    return tuple(out_procs), tuple(out_msgs)
+
+
+def _stamp_ranks(procs: tuple[Proc, ...], messages: tuple[Message, ...]) -> dict[int, int]:
+    """Each time that occurs in a stamp, mapped to its position among them (rule 3)."""
+    times: set[int] = set()
+    for s in procs:
+        for t in (s.req.ts, s.mem.T, *(t for t, _w in s.mem.X)):
+            if t is not None:
+                times.add(t[0])
+    for m in messages:
+        t = m.body[1] if m.kind == "RESPONSE" else m.body if m.kind in _STAMPED else None
+        if t is not None:
+            times.add(t[0])
+    return {t: i for i, t in enumerate(sorted(times))}

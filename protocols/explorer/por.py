@@ -1,0 +1,144 @@
+"""Partial-order reduction: expand one *persistent set* of events per state, not all of them.
+
+Events of different processes commute when every handler touches only its own process: an
+event at p changes p's state, takes the head of one channel into p and appends to channels out
+of p. Exploring every interleaving of such events is what makes message-passing searches
+explode. At a state s the reducer picks a set S of processes and expands only the enabled
+events of S, when that is provably enough to find every violation and every deadlock:
+
+1. **Persistence.** No event outside S can, before some event of S happens, create a new event
+   of S: every process q outside S that could become active and may send to some r in S has a
+   non-empty channel q→r already (FIFO: appending behind the head changes no enabled event of
+   r). With unordered channels every such q must be in S.
+2. **Deadlock.** If s has an enabled progress event, S has one too (it stays enabled along any
+   path that avoids S, so a deadlock is reached only through S's events, which commute to the
+   front).
+3. **Visibility.** Every expanded event is invisible: it changes neither its process's safety
+   signature (``protocol.por_signature``) nor who is in a critical section, so the violations
+   of the state after it are those of the state before it.
+4. **Cycles (the BFS proviso).** No expanded event leads to an already visited state of depth
+   ≤ the current one, so every cycle of the reduced graph has a fully expanded state and no
+   event is postponed forever.
+
+If no set qualifies the state is fully expanded. The argument, step by step: docs/explorer.md.
+
+What a protocol must declare (and the reducer checks on every transition it computes):
+``por_senders(config) -> {pid: pids that may ever send to it}`` and
+``por_signature(config, pid, state) -> hashable``, the part of one process's state that
+``violations(sim)`` reads. A transition that changes another process, cs or waiting entry
+than its own, takes a message it was not delivered or sends along an undeclared edge raises
+``LocalityError``: a wrong declaration stops the search loudly instead of pruning silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from ..kernel import DELIVER, Event, Protocol, State
+
+
+class LocalityError(RuntimeError):
+    """A transition broke the locality the protocol declared for partial-order reduction."""
+
+
+def supports(protocol: Protocol) -> bool:
+    """Whether ``protocol`` declares the hooks partial-order reduction needs."""
+    return callable(getattr(protocol, "por_senders", None)) and \
+        callable(getattr(protocol, "por_signature", None))
+
+
+class Reducer:
+    """Chooses persistent sets for one exploration (processes, channels and hooks fixed)."""
+
+    def __init__(self, protocol: Protocol, config: Any, pids: Sequence[str], fifo: bool) -> None:
+        self.pids = tuple(pids)
+        self.fifo = fifo
+        self.config = config
+        self._sig: Callable[[Any, str, Any], Hashable] = protocol.por_signature
+        declared = protocol.por_senders(config)
+        self.senders: dict[str, tuple[str, ...]] = {
+            p: tuple(q for q in self.pids if q != p and q in set(declared.get(p, ())))
+            for p in self.pids}
+        self.index = {p: i for i, p in enumerate(self.pids)}
+        # receivers of q: the processes q may send to (to spread "may become active")
+        self.receivers: dict[str, tuple[str, ...]] = {
+            q: tuple(p for p in self.pids if q in self.senders[p]) for q in self.pids}
+
+    # ---- persistent sets --------------------------------------------------------------------
+    def candidates(self, st: State, events: Sequence[Event]) -> list[tuple[str, ...]]:
+        """Process sets satisfying condition 1, smallest first, each the closure of one
+        process with enabled events (deterministic: pids in scenario order)."""
+        busy = {e.pid for e in events}
+        chans = {(m.src, m.dst) for m in st.messages}
+        out: list[tuple[str, ...]] = []
+        for p in self.pids:
+            if p not in busy:
+                continue
+            S = self._closure(p, busy, chans)
+            if len(S) < len(busy) or not busy <= S:
+                key = tuple(q for q in self.pids if q in S)
+                if key not in out:
+                    out.append(key)
+        out.sort(key=lambda S: (sum(e.pid in S for e in events), [self.index[p] for p in S]))
+        return out
+
+    def _closure(self, p: str, busy: set[str], chans: set[tuple[str, str]]) -> set[str]:
+        S = {p}
+        while True:
+            active = self._active(S, busy)
+            need = {q for r in S for q in self.senders[r]
+                    if q not in S and q in active and (not self.fifo or (q, r) not in chans)}
+            if not need:
+                return S
+            S |= need
+
+    def _active(self, S: set[str], busy: set[str]) -> set[str]:
+        """Processes outside S that may act before S does: those with enabled events, and
+        whoever they may send to, transitively, without passing through S."""
+        active = {q for q in busy if q not in S}
+        todo = list(active)
+        while todo:
+            q = todo.pop()
+            for r in self.receivers[q]:
+                if r not in S and r not in active:
+                    active.add(r)
+                    todo.append(r)
+        return active
+
+    # ---- checks on computed transitions -----------------------------------------------------
+    def visible(self, parent: State, ev: Event, child: State) -> bool:
+        """Condition 3: the event changes its process's signature or critical section."""
+        p = ev.pid
+        i = self.index[p]
+        if dict(parent.cs).get(p) != dict(child.cs).get(p):
+            return True
+        return self._sig(self.config, p, parent.procs[i]) != \
+            self._sig(self.config, p, child.procs[i])
+
+    def check_local(self, parent: State, ev: Event, child: State) -> None:
+        """Raise LocalityError unless the transition touched only ``ev.pid`` (see module doc)."""
+        p = ev.pid
+        i = self.index[p]
+        for j, (a, b) in enumerate(zip(parent.procs, child.procs, strict=True)):
+            if j != i and a is not b and a != b:
+                self._fail(ev, f"it changed the state of {self.pids[j]}")
+        for name, before, after in (("cs", parent.cs, child.cs),
+                                    ("waiting", parent.waiting, child.waiting)):
+            if [x for x in before if x[0] != p] != [x for x in after if x[0] != p]:
+                self._fail(ev, f"it changed another process's {name} entry")
+        if parent.crashed != child.crashed:
+            self._fail(ev, "it crashed a process")
+        old = {m.seq for m in parent.messages}
+        gone = old - {m.seq for m in child.messages}
+        taken = {ev.msg.seq} if ev.kind == DELIVER and ev.msg is not None else set()
+        if gone != taken:
+            self._fail(ev, "it removed a message other than the one it delivered")
+        for m in child.messages:
+            if m.seq not in old and (m.src != p or (m.dst != p and p not in self.senders[m.dst])):
+                self._fail(ev, f"it sent {m.kind} {m.src}→{m.dst}, an edge por_senders does "
+                               "not declare")
+
+    def _fail(self, ev: Event, what: str) -> None:
+        raise LocalityError(f"partial-order reduction: event {ev.id} at {ev.pid} is not local: "
+                            f"{what}; the protocol's por_senders / locality declaration is wrong")
