@@ -9,38 +9,28 @@ monitors' per-run memory before each step: the same code path as ``step``, none 
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..kernel import FAULT, Event, Simulator, State
+from ..kernel.lean import WORKING, LeanSimulator
 
 
-# The simulator's working attributes that ``Simulator._load`` rebuilds from a ``State``, with how
-# to copy each so that stepping a copy never changes the saved original (one level deep: the
-# values inside are immutable, except the deques of ``_chan`` and the lists of ``usage``).
+# How to copy each working attribute of the lean simulator so that stepping a copy never
+# changes the saved original: one level deep (the values inside are immutable, except the lists
+# of ``usage``). ``_touched`` is empty between steps and ``_enabled`` is never mutated in place,
+# so both are shared.
 def _SAME(v: Any) -> Any:
     return v
 
 
 _COPY: dict[str, Callable[[Any], Any]] = {
     "procs": list, "inflight": dict, "next_seq": _SAME, "crashed": set, "cs": dict,
-    "waiting": dict, "usage": lambda d: {k: list(v) for k, v in d.items()},
-    "_chan": lambda d: {k: deque(v) for k, v in d.items()}, "_msg_events": dict,
-    "_touched": _SAME, "_phash": list, "_proc_fp": _SAME, "_chan_fp": dict,
-    "_enabled": _SAME, "_acts": dict,
-    # not copied: ``_touched`` is empty between steps; ``_since`` (when each event became
-    # enabled) only serves the oldest-first scheduler and the kernel's livelock heuristic, and
-    # its keys are event ids, so sharing it costs no correctness and bounded memory.
-    "_since": _SAME,
+    "waiting": dict, "usage": lambda d: {k: list(v) for k, v in d.items()}, "_acts": dict,
+    "_touched": _SAME, "_enabled": _SAME,
 }
-# The monitors' attributes whose meaning the slim after-step below reproduces.
-_MONITOR_ATTRS = {"_bad", "_bypass", "_checks", "_deadlocked", "_seen", "cs_entries", "delivered",
-                  "findings", "last_event", "requests", "sent", "sent_at", "served", "sim"}
-_OTHER = {"protocol", "scenario", "variant", "fifo", "channels", "faults", "snapshot_every",
-          "config", "pids", "index", "capacity", "monitors", "trace", "narrations", "step_no",
-          "_snapshots"}
+assert set(_COPY) == set(WORKING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,27 +41,32 @@ class Outcome:
     violations: tuple[str, ...]   # safety findings reported during or after the step
     entered_cs: bool              # some process entered its critical section
     waiting: frozenset            # pids waiting afterwards
+    # The successor's enabled actions per process index (fast driver only; None otherwise):
+    # handed back to ``load`` when the search expands this state, so that restoring it need not
+    # ask the protocol for every process's actions again. Not part of what a transition *is*.
+    acts: dict[int, tuple[Event, ...]] | None = field(default=None, compare=False, repr=False)
 
 
 class Driver:
     """Applies single events to restored states of one simulator.
 
-    ``load(st)`` makes ``st`` current. Restoring through ``Simulator.restore`` rebuilds every
-    index and asks the protocol for every process's actions again; as the search restores the
-    same parent once per enabled event, the driver keeps a copy of the simulator's working
-    attributes of the last restored state and puts a fresh copy back instead ("fast restore",
-    about 3x faster). It is used only when the simulator has exactly the attributes listed in
-    ``_COPY`` and ``_OTHER``: a kernel that grows new state falls back to ``restore``.
+    ``load(st)`` makes ``st`` current. With ``fast`` (the default) the driver works on a
+    ``LeanSimulator`` twin of ``sim`` (the kernel's explorer-only simulator: no fingerprints,
+    ``_since``, labels, narration or metrics), and restores cheaply: the search restores the
+    same parent once per enabled event, so the driver keeps a copy of the working attributes of
+    the last restored state and puts a fresh copy back instead of rebuilding them. Without
+    ``fast`` it drives ``sim`` itself through ``Simulator.restore`` and the kernel's after-step:
+    the reference the fast path is tested against.
     """
 
     def __init__(self, sim: Simulator, fast: bool = True) -> None:
-        self.sim = sim
-        mon = sim.monitors
+        self.fast = fast
+        self.sim = LeanSimulator.adopt(sim) if fast else sim
+        mon = self.sim.monitors
         # The livelock fingerprint memory is a per-timeline heuristic; the explorer finds cycles
         # itself, so keep it empty (it would otherwise cost a dict insert per step).
         mon._seen.clear()
-        self.fast = fast and set(vars(sim)) == set(_COPY) | _OTHER
-        if self.fast and set(vars(mon)) == _MONITOR_ATTRS:
+        if fast:
             # The kernel's after-step also judges deadlock (listing the enabled events and, on
             # a deadlock, building the wait-for graph) and fingerprints the state for its
             # livelock heuristic, on every transition; the search judges deadlock only on new
@@ -82,7 +77,9 @@ class Driver:
         self._base_of: State | None = None
         self._base: dict[str, Any] = {}
 
-    def load(self, st: State) -> None:
+    def load(self, st: State, acts: dict[int, tuple[Event, ...]] | None = None) -> None:
+        """Make ``st`` current; ``acts`` is ``Outcome.acts`` of the transition that reached
+        ``st`` (its processes' enabled actions, which then need not be recomputed)."""
         if self._current is st:
             return
         sim = self.sim
@@ -90,9 +87,13 @@ class Driver:
             for name, copy in _COPY.items():
                 setattr(sim, name, copy(self._base[name]))
         else:
-            sim.restore(st)
+            if self.fast and acts is not None:
+                sim._load(st)
+                sim._acts = dict(acts)
+            else:
+                sim.restore(st)
             if self.fast:
-                sim.enabled()           # computed once, then copied with the rest
+                sim.enabled()           # computed once, then shared with the copies
                 self._base = {name: copy(getattr(sim, name)) for name, copy in _COPY.items()}
                 self._base_of = st
         self._current = st
@@ -125,7 +126,8 @@ class Driver:
         viol = tuple(sorted(f.text for f in mon.findings.values() if f.kind == "violation"))
         st = sim.state()
         self._current = st
-        return Outcome(st, viol, mon.cs_entries != entries, frozenset(sim.waiting))
+        acts = dict(sim._acts) if self.fast else None
+        return Outcome(st, viol, mon.cs_entries != entries, frozenset(sim.waiting), acts)
 
     def stuck(self) -> bool:
         """Deadlock in the current state: someone waits and no progress event is enabled."""

@@ -116,15 +116,17 @@ class Search:
             return Stop("violation", 0, [], "; ".join(bad))
         if drv.stuck():
             return Stop("deadlock", 0, [], "deadlock in the initial state")
-        reps: dict[int, State] = {0: root}
+        # The frontier: each state waiting for expansion, with its enabled actions (see
+        # ``Outcome.acts``) so that restoring it is cheaper.
+        reps: dict[int, tuple[State, Any]] = {0: (root, None)}
         queue: deque[int] = deque([0])
         labels = g.labels
         next_report = self.progress_every
         next_poll = 4 * self.progress_every
         while queue:
             i = queue.popleft()
-            st = reps.pop(i)
-            drv.load(st)
+            st, acts = reps.pop(i)
+            drv.load(st, acts)
             events = list(drv.enabled())
             succ: list[int] = []
             codes: list[int] = []
@@ -142,7 +144,7 @@ class Search:
                     j = self._add(out.state, k, i, ev.id, out.waiting)
                     if drv.stuck():
                         return Stop("deadlock", j, g.path(j))
-                    reps[j] = out.state
+                    reps[j] = (out.state, out.acts)
                     queue.append(j)
                 if self.keep_edges:
                     lab = label(ev)

@@ -1,0 +1,164 @@
+"""An explorer-only simulator: ``Simulator._apply`` minus everything only a timeline reads.
+
+The explorer (``protocols/explorer``) restores a stored global state, applies one event and reads
+the resulting ``State``, millions of times. The plain ``Simulator`` also maintains, on every
+step, what the browser and the kernel's own monitors need: per-channel queues and incremental
+fingerprints (the livelock heuristic), when each event became enabled (the oldest-first
+scheduler), human labels for every delivery, narration sentences and message metrics. None of
+that is part of a ``State``, and the explorer reads none of it, so ``LeanSimulator`` skips it:
+
+- no ``_chan`` queues, no fingerprints (``_phash``, ``_proc_fp``, ``_chan_fp``): FIFO heads are
+  found in ``inflight``, which is kept in send order (= message number order);
+- no ``_since`` bookkeeping;
+- delivery events carry an empty label (event ids, kinds, pids, progress flags and messages are
+  the plain simulator's);
+- ``Ctx.say`` records nothing (the f-strings a handler builds are still built);
+- sends and deliveries are not counted in the metrics (``Monitors.on_send``/``on_deliver``).
+
+The protocol's handlers, ``actions``, ``violations``, requests, critical-section entries and exits
+run exactly as under ``Simulator.step``; ``tests/test_kernel.py`` checks that both simulators
+reach the same states with the same enabled events on random walks through the gallery.
+The timeline API (``step``, ``goto``, ``fingerprint``, ``since``) is not for this class.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .events import DELIVER, LOCAL, ENV, PREFIX, TIMEOUT, Event, Message
+from .monitors import Monitors
+from .protocol import Ctx
+from .sim import Simulator, State
+
+# The working attributes the lean simulator keeps (the rest of ``Simulator._load``'s are skipped).
+WORKING = ("procs", "inflight", "next_seq", "crashed", "cs", "waiting", "usage", "_acts",
+           "_touched", "_enabled")
+
+
+class _QuietCtx(Ctx):
+    """A ``Ctx`` that drops narration: nobody reads it during a search."""
+
+    __slots__ = ()
+
+    def say(self, text: str, pid: str = "", algorithm: str | None = None,
+            lines: Any = ()) -> None:
+        return None
+
+
+class LeanSimulator(Simulator):
+    """A ``Simulator`` for state-space search; build it with ``LeanSimulator.adopt(sim)``."""
+
+    @classmethod
+    def adopt(cls, sim: Simulator) -> "LeanSimulator":
+        """A lean twin of ``sim`` in ``sim``'s current state, sharing its protocol, scenario and
+        configuration (and whatever a protocol attached to it), with monitors of its own."""
+        lean = cls.__new__(cls)
+        skip = set(WORKING) | {"monitors", "trace", "narrations", "_snapshots", "_chan",
+                               "_msg_events", "_phash", "_proc_fp", "_chan_fp", "_since"}
+        for name, value in vars(sim).items():
+            if name not in skip:
+                setattr(lean, name, value)
+        lean.monitors = Monitors(lean)
+        lean.trace, lean.narrations, lean._snapshots = [], [], {}
+        lean.restore(sim.state())
+        return lean
+
+    # ------------------------------------------------------------------ the global state
+    def _load(self, st: State) -> None:
+        self.procs = list(st.procs)
+        self.inflight = {m.seq: m for m in st.messages}
+        self.next_seq = st.next_seq
+        self.crashed = set(st.crashed)
+        self.cs = dict(st.cs)
+        self.waiting = {w[0]: (w[1], w[2]) for w in st.waiting}
+        self.usage = {}
+        for pid, res in self.cs.items():
+            for r in res:
+                self.usage.setdefault(r, []).append(pid)
+        self._touched = set()
+        self._enabled = None
+        self._acts = {}
+
+    def restore(self, st: State) -> None:
+        self._load(st)
+        self._refresh_all()
+
+    # ------------------------------------------------------------------ effects (via Ctx)
+    def _put(self, pid: str, state: Any) -> None:
+        i = self.index[pid]
+        self.procs[i] = state
+        self._touched.add(i)
+
+    def _send(self, src: str, dst: str, kind: str, body: Any = None) -> Message:
+        if dst not in self.index:
+            return super()._send(src, dst, kind, body)      # raises the kernel's SimError
+        m = Message(self.next_seq, src, dst, kind, body)
+        self.next_seq += 1
+        self.inflight[m.seq] = m
+        self._enabled = None
+        return m
+
+    def _remove_message(self, m: Message) -> None:
+        del self.inflight[m.seq]
+        self._enabled = None
+
+    # ------------------------------------------------------------------ enabled events
+    def _refresh(self, i: int) -> None:
+        pid = self.pids[i]
+        if pid in self.crashed:
+            self._acts.pop(i, None)
+        else:
+            acts = self.protocol.actions(self.config, pid, self.procs[i])
+            if acts:
+                self._acts[i] = tuple(Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
+                                            a.label or a.name, a.progress) for a in acts)
+            else:
+                self._acts.pop(i, None)
+        self._enabled = None
+
+    def _deliveries(self) -> list[Event]:
+        """One delivery event per deliverable message, by message number: every message in
+        flight on unordered channels, each channel's oldest one on FIFO channels."""
+        progress = self.protocol.is_progress
+        msgs = self.inflight.values()
+        if self.fifo:
+            heads: dict[tuple[str, str], Message] = {}
+            for m in msgs:                       # in send order: the first seen is the head
+                heads.setdefault((m.src, m.dst), m)
+            msgs = heads.values()
+            msgs = sorted(msgs, key=lambda m: m.seq)
+        return [Event(f"m{m.seq}", DELIVER, m.dst, "", progress(m), m) for m in msgs]
+
+    def enabled(self) -> list[Event]:
+        if self._enabled is not None:
+            return self._enabled
+        evs = self._deliveries()
+        for i in sorted(self._acts):
+            evs.extend(self._acts[i])
+        f = self.faults
+        if f is not None and getattr(f, "any", False):
+            evs.extend(self._fault_events(evs))
+        self._enabled = evs
+        return evs
+
+    # ------------------------------------------------------------------ stepping
+    def _apply(self, ev: Event) -> tuple:
+        """``Simulator._apply`` without narration, metrics and ``_since``."""
+        ctx = _QuietCtx(self)
+        self.step_no += 1
+        kind = ev.kind
+        if kind == DELIVER:
+            m = ev.msg
+            self._remove_message(m)
+            if m.dst not in self.crashed:
+                self.protocol.deliver(ctx, m)
+        elif kind in (LOCAL, ENV, TIMEOUT):
+            self.protocol.apply(ctx, ev.pid, ev.id.split(":", 2)[2])
+        else:
+            self._apply_fault(ctx, ev)
+        for i in self._touched:
+            self._refresh(i)
+        self._touched.clear()
+        self._enabled = None
+        self.monitors.after_step(ev)
+        return ()
