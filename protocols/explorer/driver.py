@@ -9,28 +9,11 @@ monitors' per-run memory before each step: the same code path as ``step``, none 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..kernel import FAULT, Event, Simulator, State
-from ..kernel.lean import WORKING, LeanSimulator
-
-
-# How to copy each working attribute of the lean simulator so that stepping a copy never
-# changes the saved original: one level deep (the values inside are immutable, except the lists
-# of ``usage``). ``_touched`` is empty between steps and ``_enabled`` is never mutated in place,
-# so both are shared.
-def _SAME(v: Any) -> Any:
-    return v
-
-
-_COPY: dict[str, Callable[[Any], Any]] = {
-    "procs": list, "inflight": dict, "next_seq": _SAME, "crashed": set, "cs": dict,
-    "waiting": dict, "usage": lambda d: {k: list(v) for k, v in d.items()}, "_acts": dict,
-    "_touched": _SAME, "_enabled": _SAME,
-}
-assert set(_COPY) == set(WORKING)
+from ..kernel.lean import LeanSimulator, Working
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +28,9 @@ class Outcome:
     # handed back to ``load`` when the search expands this state, so that restoring it need not
     # ask the protocol for every process's actions again. Not part of what a transition *is*.
     acts: dict[int, tuple[Event, ...]] | None = field(default=None, compare=False, repr=False)
+    # Indices of the processes the step may have changed (fast driver only; None otherwise):
+    # the others kept their states, which lets ``Keyer.key`` update the parent's key.
+    touched: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
 
 class Driver:
@@ -75,7 +61,7 @@ class Driver:
             mon.after_step = self._after_step
         self._current: State | None = None
         self._base_of: State | None = None
-        self._base: dict[str, Any] = {}
+        self._base: Working = ()
 
     def load(self, st: State, acts: dict[int, tuple[Event, ...]] | None = None) -> None:
         """Make ``st`` current; ``acts`` is ``Outcome.acts`` of the transition that reached
@@ -84,8 +70,7 @@ class Driver:
             return
         sim = self.sim
         if self.fast and self._base_of is st:
-            for name, copy in _COPY.items():
-                setattr(sim, name, copy(self._base[name]))
+            sim.resume(self._base)
         else:
             if self.fast and acts is not None:
                 sim._load(st)
@@ -93,8 +78,7 @@ class Driver:
             else:
                 sim.restore(st)
             if self.fast:
-                sim.enabled()           # computed once, then shared with the copies
-                self._base = {name: copy(getattr(sim, name)) for name, copy in _COPY.items()}
+                self._base = sim.save()
                 self._base_of = st
         self._current = st
 
@@ -126,13 +110,19 @@ class Driver:
         viol = tuple(sorted(f.text for f in mon.findings.values() if f.kind == "violation"))
         st = sim.state()
         self._current = st
-        acts = dict(sim._acts) if self.fast else None
-        return Outcome(st, viol, mon.cs_entries != entries, frozenset(sim.waiting), acts)
+        if self.fast:
+            return Outcome(st, viol, mon.cs_entries != entries, frozenset(sim.waiting),
+                           dict(sim._acts), sim.touched)
+        return Outcome(st, viol, mon.cs_entries != entries, frozenset(sim.waiting))
 
     def stuck(self) -> bool:
         """Deadlock in the current state: someone waits and no progress event is enabled."""
         sim = self.sim
-        return bool(sim.waiting) and not any(e.progress for e in sim.enabled())
+        if not sim.waiting:
+            return False
+        if self.fast:
+            return not sim.can_progress()
+        return not any(e.progress for e in sim.enabled())
 
     def root_violations(self) -> tuple[str, ...]:
         return tuple(sorted(self.sim.protocol.violations(self.sim)))

@@ -66,7 +66,7 @@ class Stop:
 class Search:
     """One breadth-first exploration; ``run()`` fills ``graph`` and returns a Stop or None."""
 
-    def __init__(self, driver: Driver, key: Callable[[State], Key], max_states: int,
+    def __init__(self, driver: Driver, key: Callable[..., Key], max_states: int,
                  keep_edges: bool = True, progress: Progress | None = None,
                  progress_every: int = 10_000, should_stop: Callable[[], bool] | None = None,
                  max_seconds: float | None = None) -> None:
@@ -110,22 +110,24 @@ class Search:
         g = self.graph
         root = drv.sim.state()
         drv._current = root
-        self._add(root, self.key(root), -1, "", frozenset(drv.sim.waiting))
+        root_key = self.key(root)
+        self._add(root, root_key, -1, "", frozenset(drv.sim.waiting))
         bad = drv.root_violations()
         if bad:
             return Stop("violation", 0, [], "; ".join(bad))
         if drv.stuck():
             return Stop("deadlock", 0, [], "deadlock in the initial state")
         # The frontier: each state waiting for expansion, with its enabled actions (see
-        # ``Outcome.acts``) so that restoring it is cheaper.
-        reps: dict[int, tuple[State, Any]] = {0: (root, None)}
+        # ``Outcome.acts``) so that restoring it is cheaper, and its key (its successors' keys
+        # are updated from it, see ``Keyer.key``).
+        reps: dict[int, tuple[State, Any, Key]] = {0: (root, None, root_key)}
         queue: deque[int] = deque([0])
         labels = g.labels
         next_report = self.progress_every
         next_poll = 4 * self.progress_every
         while queue:
             i = queue.popleft()
-            st, acts = reps.pop(i)
+            st, acts, st_key = reps.pop(i)
             drv.load(st, acts)
             events = list(drv.enabled())
             succ: list[int] = []
@@ -136,7 +138,7 @@ class Search:
                 g.transitions += 1
                 if out.violations:
                     return Stop("violation", -1, g.path(i) + [ev.id], "; ".join(out.violations))
-                k = self.key(out.state)
+                k = self.key(out.state, st_key, out.touched)
                 j = self.seen.get(k)
                 if j is None:
                     if len(g.parent) >= self.max_states:
@@ -144,7 +146,7 @@ class Search:
                     j = self._add(out.state, k, i, ev.id, out.waiting)
                     if drv.stuck():
                         return Stop("deadlock", j, g.path(j))
-                    reps[j] = (out.state, out.acts)
+                    reps[j] = (out.state, out.acts, k)
                     queue.append(j)
                 if self.keep_edges:
                     lab = label(ev)

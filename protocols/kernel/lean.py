@@ -23,6 +23,7 @@ The timeline API (``step``, ``goto``, ``fingerprint``, ``since``) is not for thi
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .events import DELIVER, LOCAL, ENV, PREFIX, TIMEOUT, Event, Message
@@ -33,6 +34,10 @@ from .sim import Simulator, State
 # The working attributes the lean simulator keeps (the rest of ``Simulator._load``'s are skipped).
 WORKING = ("procs", "inflight", "next_seq", "crashed", "cs", "waiting", "usage", "_acts",
            "_touched", "_enabled")
+
+# A saved copy of the working attributes (``LeanSimulator.save``): immutable or private
+# containers, so that any number of steps from it leaves it as it was.
+Working = tuple
 
 
 class _QuietCtx(Ctx):
@@ -60,6 +65,7 @@ class LeanSimulator(Simulator):
                 setattr(lean, name, value)
         lean.monitors = Monitors(lean)
         lean.trace, lean.narrations, lean._snapshots = [], [], {}
+        lean.touched = ()
         lean.restore(sim.state())
         return lean
 
@@ -82,6 +88,27 @@ class LeanSimulator(Simulator):
     def restore(self, st: State) -> None:
         self._load(st)
         self._refresh_all()
+
+    def save(self) -> Working:
+        """The working attributes, with the enabled events computed once (``resume`` shares
+        that list: nothing mutates it, a step replaces it)."""
+        return (tuple(self.procs), dict(self.inflight), self.next_seq, frozenset(self.crashed),
+                dict(self.cs), dict(self.waiting),
+                {r: tuple(u) for r, u in self.usage.items()}, dict(self._acts), self.enabled())
+
+    def resume(self, w: Working) -> None:
+        """Make the saved working attributes current again, on fresh copies of the containers a
+        step may change (cheaper than ``restore``, which asks the protocol for every process's
+        actions). Explicit assignments rather than a loop: this runs once per transition."""
+        procs, inflight, self.next_seq, crashed, cs, waiting, usage, acts, self._enabled = w
+        self.procs = list(procs)
+        self.inflight = dict(inflight)
+        self.crashed = set(crashed)
+        self.cs = dict(cs)
+        self.waiting = dict(waiting)
+        self.usage = {r: list(u) for r, u in usage.items()}
+        self._acts = dict(acts)
+        self._touched = set()
 
     # ------------------------------------------------------------------ effects (via Ctx)
     def _put(self, pid: str, state: Any) -> None:
@@ -116,18 +143,32 @@ class LeanSimulator(Simulator):
                 self._acts.pop(i, None)
         self._enabled = None
 
-    def _deliveries(self) -> list[Event]:
-        """One delivery event per deliverable message, by message number: every message in
-        flight on unordered channels, each channel's oldest one on FIFO channels."""
-        progress = self.protocol.is_progress
+    def _deliverable(self) -> Iterable[Message]:
+        """The deliverable messages by message number: every message in flight on unordered
+        channels, each channel's oldest one on FIFO channels."""
         msgs = self.inflight.values()
-        if self.fifo:
-            heads: dict[tuple[str, str], Message] = {}
-            for m in msgs:                       # in send order: the first seen is the head
-                heads.setdefault((m.src, m.dst), m)
-            msgs = heads.values()
-            msgs = sorted(msgs, key=lambda m: m.seq)
-        return [Event(f"m{m.seq}", DELIVER, m.dst, "", progress(m), m) for m in msgs]
+        if not self.fifo:
+            return msgs
+        heads: dict[tuple[str, str], Message] = {}
+        for m in msgs:                       # in send order: the first seen is the head
+            heads.setdefault((m.src, m.dst), m)
+        return sorted(heads.values(), key=lambda m: m.seq)
+
+    def _deliveries(self) -> list[Event]:
+        """One delivery event per deliverable message, as ``Simulator.enabled`` lists them."""
+        progress = self.protocol.is_progress
+        return [Event(f"m{m.seq}", DELIVER, m.dst, "", progress(m), m)
+                for m in self._deliverable()]
+
+    def can_progress(self) -> bool:
+        """``any(e.progress for e in self.enabled())`` without building the delivery events
+        (faults never count as progress)."""
+        for evs in self._acts.values():
+            for e in evs:
+                if e.progress:
+                    return True
+        progress = self.protocol.is_progress
+        return any(progress(m) for m in self._deliverable())
 
     def enabled(self) -> list[Event]:
         if self._enabled is not None:
@@ -158,6 +199,9 @@ class LeanSimulator(Simulator):
             self._apply_fault(ctx, ev)
         for i in self._touched:
             self._refresh(i)
+        # The processes whose state this step may have changed: all others keep theirs, which
+        # lets the explorer update its canonical key instead of rebuilding it.
+        self.touched = tuple(self._touched)
         self._touched.clear()
         self._enabled = None
         self.monitors.after_step(ev)
