@@ -3,14 +3,15 @@
 Exploring means: restore a stored global state, apply one enabled event, read what happened.
 ``Simulator.step`` is made for a timeline (it records the trace, narrations and snapshots, and
 the monitors keep history across steps), which would grow without bound over millions of
-unrelated states. So the driver applies events with ``Simulator._apply`` and resets the
-monitors' per-run memory before each step: the same code path as ``step``, none of the history.
+unrelated states. So the driver applies events with ``_apply`` of a ``LeanSimulator`` (the
+kernel's explorer-only twin, which also skips fingerprints, ``_since``, labels, narration and
+metrics) and resets the monitors' per-run memory before each step: the protocol runs exactly as
+under ``step``, with none of the history.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..kernel import FAULT, Event, Simulator, State
 from ..kernel.lean import LeanSimulator, Working
@@ -107,7 +108,8 @@ class Driver:
         mon._seen.clear()
         if len(mon.served) > 4096:      # metrics history, not needed here
             mon.forget_history()
-        viol = tuple(sorted(f.text for f in mon.findings.values() if f.kind == "violation"))
+        viol = tuple(sorted(f.text for f in mon.findings.values()
+                            if f.kind == "violation")) if mon.findings else ()
         st = sim.state()
         self._current = st
         if self.fast:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .events import DELIVER, LOCAL, ENV, PREFIX, TIMEOUT, Event, Message
+from .events import DELIVER, ENV, LOCAL, PREFIX, TIMEOUT, Event, Message
 from .monitors import Monitors
 from .protocol import Ctx
 from .sim import Simulator, State
@@ -88,6 +88,14 @@ class LeanSimulator(Simulator):
     def restore(self, st: State) -> None:
         self._load(st)
         self._refresh_all()
+
+    def state(self) -> State:
+        """``Simulator.state``, skipping the sorts when nobody is in a critical section or
+        waiting (most states of a search)."""
+        cs, waiting = self.cs, self.waiting
+        return State(tuple(self.procs), tuple(self.inflight.values()), self.next_seq,
+                     frozenset(self.crashed), tuple(sorted(cs.items())) if cs else (),
+                     tuple(sorted((p, a, b) for p, (a, b) in waiting.items())) if waiting else ())
 
     def save(self) -> Working:
         """The working attributes, with the enabled events computed once (``resume`` shares
