@@ -8,7 +8,8 @@ in the paper: each is one mechanism of the ``full`` repair or of the Section IV 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 
 INF = "∞"          # the priority level of the token holder (Section III-C.3)
 NONE = None        # the paper's ⊥
@@ -136,5 +137,18 @@ def tied(s: Resource) -> frozenset:
     return s.StrongReady if isinstance(s.StrongReady, frozenset) else frozenset()
 
 
+_FIELDS = tuple(f.name for f in fields(Resource))
+_ALL = attrgetter(*_FIELDS)
+_AT = {name: i for i, name in enumerate(_FIELDS)}
+
+
 def set_(s: Resource, **kw) -> Resource:
-    return replace(s, **kw)
+    """``replace(s, **kw)`` for a Resource. Every handler calls it, and the explorer runs the
+    handlers millions of times: reading all fields at once and calling the constructor
+    directly costs half of ``dataclasses.replace``'s generic field-by-field walk. Same value."""
+    if type(s) is not Resource:
+        return replace(s, **kw)
+    vals = list(_ALL(s))
+    for name, v in kw.items():
+        vals[_AT[name]] = v
+    return Resource(*vals)

@@ -3,44 +3,18 @@
 Exploring means: restore a stored global state, apply one enabled event, read what happened.
 ``Simulator.step`` is made for a timeline (it records the trace, narrations and snapshots, and
 the monitors keep history across steps), which would grow without bound over millions of
-unrelated states. So the driver applies events with ``Simulator._apply`` and resets the
-monitors' per-run memory before each step: the same code path as ``step``, none of the history.
+unrelated states. So the driver applies events with ``_apply`` of a ``LeanSimulator`` (the
+kernel's explorer-only twin, which also skips fingerprints, ``_since``, labels, narration and
+metrics) and resets the monitors' per-run memory before each step: the protocol runs exactly as
+under ``step``, with none of the history.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 from ..kernel import FAULT, Event, Simulator, State
-
-
-# The simulator's working attributes that ``Simulator._load`` rebuilds from a ``State``, with how
-# to copy each so that stepping a copy never changes the saved original (one level deep: the
-# values inside are immutable, except the deques of ``_chan`` and the lists of ``usage``).
-def _SAME(v: Any) -> Any:
-    return v
-
-
-_COPY: dict[str, Callable[[Any], Any]] = {
-    "procs": list, "inflight": dict, "next_seq": _SAME, "crashed": set, "cs": dict,
-    "waiting": dict, "usage": lambda d: {k: list(v) for k, v in d.items()},
-    "_chan": lambda d: {k: deque(v) for k, v in d.items()}, "_msg_events": dict,
-    "_touched": _SAME, "_phash": list, "_proc_fp": _SAME, "_chan_fp": dict,
-    "_enabled": _SAME, "_acts": dict,
-    # not copied: ``_touched`` is empty between steps; ``_since`` (when each event became
-    # enabled) only serves the oldest-first scheduler and the kernel's livelock heuristic, and
-    # its keys are event ids, so sharing it costs no correctness and bounded memory.
-    "_since": _SAME,
-}
-# The monitors' attributes whose meaning the slim after-step below reproduces.
-_MONITOR_ATTRS = {"_bad", "_bypass", "_checks", "_deadlocked", "_seen", "cs_entries", "delivered",
-                  "findings", "last_event", "requests", "sent", "sent_at", "served", "sim"}
-_OTHER = {"protocol", "scenario", "variant", "fifo", "channels", "faults", "snapshot_every",
-          "config", "pids", "index", "capacity", "monitors", "trace", "narrations", "step_no",
-          "_snapshots"}
+from ..kernel.lean import LeanSimulator, Working
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,27 +25,35 @@ class Outcome:
     violations: tuple[str, ...]   # safety findings reported during or after the step
     entered_cs: bool              # some process entered its critical section
     waiting: frozenset            # pids waiting afterwards
+    # The successor's enabled actions per process index (fast driver only; None otherwise):
+    # handed back to ``load`` when the search expands this state, so that restoring it need not
+    # ask the protocol for every process's actions again. Not part of what a transition *is*.
+    acts: dict[int, tuple[Event, ...]] | None = field(default=None, compare=False, repr=False)
+    # Indices of the processes the step may have changed (fast driver only; None otherwise):
+    # the others kept their states, which lets ``Keyer.key`` update the parent's key.
+    touched: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
 
 class Driver:
     """Applies single events to restored states of one simulator.
 
-    ``load(st)`` makes ``st`` current. Restoring through ``Simulator.restore`` rebuilds every
-    index and asks the protocol for every process's actions again; as the search restores the
-    same parent once per enabled event, the driver keeps a copy of the simulator's working
-    attributes of the last restored state and puts a fresh copy back instead ("fast restore",
-    about 3x faster). It is used only when the simulator has exactly the attributes listed in
-    ``_COPY`` and ``_OTHER``: a kernel that grows new state falls back to ``restore``.
+    ``load(st)`` makes ``st`` current. With ``fast`` (the default) the driver works on a
+    ``LeanSimulator`` twin of ``sim`` (the kernel's explorer-only simulator: no fingerprints,
+    ``_since``, labels, narration or metrics), and restores cheaply: the search restores the
+    same parent once per enabled event, so the driver keeps a copy of the working attributes of
+    the last restored state and puts a fresh copy back instead of rebuilding them. Without
+    ``fast`` it drives ``sim`` itself through ``Simulator.restore`` and the kernel's after-step:
+    the reference the fast path is tested against.
     """
 
     def __init__(self, sim: Simulator, fast: bool = True) -> None:
-        self.sim = sim
-        mon = sim.monitors
+        self.fast = fast
+        self.sim = LeanSimulator.adopt(sim) if fast else sim
+        mon = self.sim.monitors
         # The livelock fingerprint memory is a per-timeline heuristic; the explorer finds cycles
         # itself, so keep it empty (it would otherwise cost a dict insert per step).
         mon._seen.clear()
-        self.fast = fast and set(vars(sim)) == set(_COPY) | _OTHER
-        if self.fast and set(vars(mon)) == _MONITOR_ATTRS:
+        if fast:
             # The kernel's after-step also judges deadlock (listing the enabled events and, on
             # a deadlock, building the wait-for graph) and fingerprints the state for its
             # livelock heuristic, on every transition; the search judges deadlock only on new
@@ -80,20 +62,24 @@ class Driver:
             mon.after_step = self._after_step
         self._current: State | None = None
         self._base_of: State | None = None
-        self._base: dict[str, Any] = {}
+        self._base: Working = ()
 
-    def load(self, st: State) -> None:
+    def load(self, st: State, acts: dict[int, tuple[Event, ...]] | None = None) -> None:
+        """Make ``st`` current; ``acts`` is ``Outcome.acts`` of the transition that reached
+        ``st`` (its processes' enabled actions, which then need not be recomputed)."""
         if self._current is st:
             return
         sim = self.sim
         if self.fast and self._base_of is st:
-            for name, copy in _COPY.items():
-                setattr(sim, name, copy(self._base[name]))
+            sim.resume(self._base)
         else:
-            sim.restore(st)
+            if self.fast and acts is not None:
+                sim._load(st)
+                sim._acts = dict(acts)
+            else:
+                sim.restore(st)
             if self.fast:
-                sim.enabled()           # computed once, then copied with the rest
-                self._base = {name: copy(getattr(sim, name)) for name, copy in _COPY.items()}
+                self._base = sim.save()
                 self._base_of = st
         self._current = st
 
@@ -122,15 +108,23 @@ class Driver:
         mon._seen.clear()
         if len(mon.served) > 4096:      # metrics history, not needed here
             mon.forget_history()
-        viol = tuple(sorted(f.text for f in mon.findings.values() if f.kind == "violation"))
+        viol = tuple(sorted(f.text for f in mon.findings.values()
+                            if f.kind == "violation")) if mon.findings else ()
         st = sim.state()
         self._current = st
+        if self.fast:
+            return Outcome(st, viol, mon.cs_entries != entries, frozenset(sim.waiting),
+                           dict(sim._acts), sim.touched)
         return Outcome(st, viol, mon.cs_entries != entries, frozenset(sim.waiting))
 
     def stuck(self) -> bool:
         """Deadlock in the current state: someone waits and no progress event is enabled."""
         sim = self.sim
-        return bool(sim.waiting) and not any(e.progress for e in sim.enabled())
+        if not sim.waiting:
+            return False
+        if self.fast:
+            return not sim.can_progress()
+        return not any(e.progress for e in sim.enabled())
 
     def root_violations(self) -> tuple[str, ...]:
         return tuple(sorted(self.sim.protocol.violations(self.sim)))

@@ -67,7 +67,7 @@ class Stop:
 class Search:
     """One breadth-first exploration; ``run()`` fills ``graph`` and returns a Stop or None."""
 
-    def __init__(self, driver: Driver, key: Callable[[State], Key], max_states: int,
+    def __init__(self, driver: Driver, key: Callable[..., Key], max_states: int,
                  keep_edges: bool = True, progress: Progress | None = None,
                  progress_every: int = 10_000, should_stop: Callable[[], bool] | None = None,
                  max_seconds: float | None = None, reducer: Reducer | None = None,
@@ -105,7 +105,8 @@ class Search:
         self.max_depth = max(self.max_depth, d)
         return i
 
-    def _successor(self, st: State, ev: Event) -> tuple[Outcome, Key, int | None, bool]:
+    def _successor(self, st: State, st_key: Key, ev: Event
+                   ) -> tuple[Outcome, Key, int | None, bool]:
         """Apply ``ev`` to ``st``: the outcome, its key, its node if already seen, and whether
         it is a deadlock (judged while the driver still holds it)."""
         cached = self._computed.pop(ev.id, None) if self._computed else None
@@ -115,11 +116,11 @@ class Search:
         drv.load(st)
         out = drv.apply(ev)
         self.graph.transitions += 1
-        k = self.key(out.state)
+        k = self.key(out.state, st_key, out.touched)
         j = self.seen.get(k)
         return out, k, j, j is None and not out.violations and drv.stuck()
 
-    def _persistent(self, i: int, st: State, events: list[Event]) -> list[Event]:
+    def _persistent(self, i: int, st: State, st_key: Key, events: list[Event]) -> list[Event]:
         """The events to expand at node i: the smallest persistent set that passes the
         reducer's conditions (por.py), else all of ``events``. Transitions computed to judge a
         set are kept for the expansion, so none is applied twice."""
@@ -136,7 +137,7 @@ class Search:
             for ev in T:
                 res = self._computed.get(ev.id)
                 if res is None:
-                    res = self._computed[ev.id] = self._successor(st, ev)
+                    res = self._computed[ev.id] = self._successor(st, st_key, ev)
                 out, _k, j, _stuck = res
                 red.check_local(st, ev, out.state)
                 if out.violations:        # a real one, whatever the set: report it
@@ -154,7 +155,7 @@ class Search:
         for ev in events:           # full expansion: check locality on the rest too
             res = self._computed.get(ev.id)
             if res is None:
-                res = self._computed[ev.id] = self._successor(st, ev)
+                res = self._computed[ev.id] = self._successor(st, st_key, ev)
             red.check_local(st, ev, res[0].state)
         return events
 
@@ -169,28 +170,32 @@ class Search:
         g = self.graph
         root = drv.sim.state()
         drv._current = root
-        self._add(root, self.key(root), -1, "", frozenset(drv.sim.waiting))
+        root_key = self.key(root)
+        self._add(root, root_key, -1, "", frozenset(drv.sim.waiting))
         bad = drv.root_violations()
         if bad:
             return Stop("violation", 0, [], "; ".join(bad))
         if drv.stuck():
             return Stop("deadlock", 0, [], "deadlock in the initial state")
-        reps: dict[int, State] = {0: root}
+        # The frontier: each state waiting for expansion, with its enabled actions (see
+        # ``Outcome.acts``) so that restoring it is cheaper, and its key (its successors' keys
+        # are updated from it, see ``Keyer.key``).
+        reps: dict[int, tuple[State, Any, Key]] = {0: (root, None, root_key)}
         queue: deque[int] = deque([0])
         labels = g.labels
         next_report = self.progress_every
         next_poll = 4 * self.progress_every
         while queue:
             i = queue.popleft()
-            st = reps.pop(i)
-            drv.load(st)
+            st, acts, st_key = reps.pop(i)
+            drv.load(st, acts)
             events = list(drv.enabled())
             if self.reducer is not None:
-                events = self._persistent(i, st, events)
+                events = self._persistent(i, st, st_key, events)
             succ: list[int] = []
             codes: list[int] = []
             for ev in events:
-                out, k, j, stuck = self._successor(st, ev)
+                out, k, j, stuck = self._successor(st, st_key, ev)
                 if j is None:          # judged before this expansion added states: look again
                     j = self.seen.get(k)
                 if out.violations:
@@ -201,7 +206,7 @@ class Search:
                     j = self._add(out.state, k, i, ev.id, out.waiting)
                     if stuck:
                         return Stop("deadlock", j, g.path(j))
-                    reps[j] = out.state
+                    reps[j] = (out.state, out.acts, k)
                     queue.append(j)
                     if self.audit is not None:
                         self.audit(out.state, lambda j=j: g.path(j))

@@ -18,7 +18,6 @@ renaming of the other, which needs no ordering of states (so no dependence on ``
 from __future__ import annotations
 
 import itertools
-from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -30,16 +29,34 @@ MAX_GROUP = 720          # renamings tried per state; beyond this the reduction 
 Key = Hashable
 
 
-def plain_key(st: State, fifo: bool) -> Key:
-    """The message-number-free identity of ``st``."""
+def _rest(st: State, fifo: bool) -> tuple:
+    """Everything of ``plain_key`` but the process states.
+
+    Hot (once per transition): a message is a ``(seq, src, dst, kind, body)`` tuple, so slices
+    stand for ``content()`` and ``(kind, body)``, and a plain dict counts the multiset (for the
+    handful of messages in flight, ``Counter`` costs twice as much)."""
     if fifo:
         chans: dict[tuple[str, str], list] = {}
         for m in st.messages:
-            chans.setdefault((m.src, m.dst), []).append((m.kind, m.body))
+            c = m[1:3]
+            q = chans.get(c)
+            if q is None:
+                chans[c] = [m[3:]]
+            else:
+                q.append(m[3:])
         msgs: Hashable = tuple((c, tuple(chans[c])) for c in sorted(chans))
     else:
-        msgs = frozenset(Counter(m.content() for m in st.messages).items())
-    return (st.procs, msgs, st.crashed, st.cs, tuple(w[0] for w in st.waiting))
+        count: dict[tuple, int] = {}
+        for m in st.messages:
+            k = m[1:]
+            count[k] = count.get(k, 0) + 1
+        msgs = frozenset(count.items())
+    return (msgs, st.crashed, st.cs, tuple(w[0] for w in st.waiting))
+
+
+def plain_key(st: State, fifo: bool) -> Key:
+    """The message-number-free identity of ``st``."""
+    return (st.procs, *_rest(st, fifo))
 
 
 def _group(pids: Sequence[str], classes: list[list[str]]) -> list[dict[str, str]]:
@@ -90,6 +107,12 @@ class Keyer:
                                     "support symmetry reduction")
             self.group = [m for m in _group(self.pids, classes)
                           if any(k != v for k, v in m.items())]
+        # Without symmetry, keys name process states by number: each distinct process state
+        # gets the next number when first met. Equal numbers mean equal states, so the keys
+        # identify exactly what ``plain_key`` identifies, but hashing and comparing them costs
+        # a tuple of small ints instead of every process's dataclass, and a successor's key
+        # only numbers the processes its step touched (see ``key``).
+        self._number: dict[Any, int] = {}
 
     @property
     def size(self) -> int:
@@ -117,10 +140,25 @@ class Keyer:
         procs, msgs = self._forget(self.config, self.pids, st.procs, st.messages)
         return State(procs, msgs, st.next_seq, st.crashed, st.cs, st.waiting)
 
-    def key(self, st: State) -> Key:
+    def key(self, st: State, parent: Key | None = None,
+            touched: tuple[int, ...] | None = None) -> Key:
+        """The canonical key of ``st``. Given the key of the state it was reached from and
+        the indices of the processes the step may have changed (all others keep the very
+        same states), only those are looked up again."""
         if self._forget is not None:
             st = self.forgotten(st)
-        base = plain_key(st, self.fifo)
-        if not self.group:
-            return base
-        return frozenset([base, *(plain_key(self.rename(st, m), self.fifo) for m in self.group)])
+            parent = None       # what is dead depends on every process, not just the touched
+        if self.group:
+            base = plain_key(st, self.fifo)
+            return frozenset([base, *(plain_key(self.rename(st, m), self.fifo)
+                                      for m in self.group)])
+        number = self._number
+        if parent is None or touched is None:
+            ids = tuple([number.setdefault(p, len(number)) for p in st.procs])
+        else:
+            new = list(parent[0])
+            procs = st.procs
+            for i in touched:
+                new[i] = number.setdefault(procs[i], len(number))
+            ids = tuple(new)
+        return (ids, *_rest(st, self.fifo))

@@ -1,0 +1,216 @@
+"""An explorer-only simulator: ``Simulator._apply`` minus everything only a timeline reads.
+
+The explorer (``protocols/explorer``) restores a stored global state, applies one event and reads
+the resulting ``State``, millions of times. The plain ``Simulator`` also maintains, on every
+step, what the browser and the kernel's own monitors need: per-channel queues and incremental
+fingerprints (the livelock heuristic), when each event became enabled (the oldest-first
+scheduler), human labels for every delivery, narration sentences and message metrics. None of
+that is part of a ``State``, and the explorer reads none of it, so ``LeanSimulator`` skips it:
+
+- no ``_chan`` queues, no fingerprints (``_phash``, ``_proc_fp``, ``_chan_fp``): FIFO heads are
+  found in ``inflight``, which is kept in send order (= message number order);
+- no ``_since`` bookkeeping;
+- delivery events carry an empty label (event ids, kinds, pids, progress flags and messages are
+  the plain simulator's);
+- ``Ctx.say`` records nothing (the f-strings a handler builds are still built);
+- sends and deliveries are not counted in the metrics (``Monitors.on_send``/``on_deliver``).
+
+The protocol's handlers, ``actions``, ``violations``, requests, critical-section entries and exits
+run exactly as under ``Simulator.step``; ``tests/test_kernel.py`` checks that both simulators
+reach the same states with the same enabled events on random walks through the gallery.
+The timeline API (``step``, ``goto``, ``fingerprint``, ``since``) is not for this class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .events import DELIVER, ENV, LOCAL, PREFIX, TIMEOUT, Event, Message
+from .monitors import Monitors
+from .protocol import Ctx
+from .sim import Simulator, State
+
+# The working attributes the lean simulator keeps (the rest of ``Simulator._load``'s are skipped).
+WORKING = ("procs", "inflight", "next_seq", "crashed", "cs", "waiting", "usage", "_acts",
+           "_touched", "_enabled")
+
+# A saved copy of the working attributes (``LeanSimulator.save``): immutable or private
+# containers, so that any number of steps from it leaves it as it was.
+Working = tuple
+
+
+class _QuietCtx(Ctx):
+    """A ``Ctx`` that drops narration: nobody reads it during a search."""
+
+    __slots__ = ()
+
+    def say(self, text: str, pid: str = "", algorithm: str | None = None,
+            lines: Any = ()) -> None:
+        return None
+
+
+class LeanSimulator(Simulator):
+    """A ``Simulator`` for state-space search; build it with ``LeanSimulator.adopt(sim)``."""
+
+    @classmethod
+    def adopt(cls, sim: Simulator) -> "LeanSimulator":
+        """A lean twin of ``sim`` in ``sim``'s current state, sharing its protocol, scenario and
+        configuration (and whatever a protocol attached to it), with monitors of its own."""
+        lean = cls.__new__(cls)
+        skip = set(WORKING) | {"monitors", "trace", "narrations", "_snapshots", "_chan",
+                               "_msg_events", "_phash", "_proc_fp", "_chan_fp", "_since"}
+        for name, value in vars(sim).items():
+            if name not in skip:
+                setattr(lean, name, value)
+        lean.monitors = Monitors(lean)
+        lean.trace, lean.narrations, lean._snapshots = [], [], {}
+        lean.touched = ()
+        lean.restore(sim.state())
+        return lean
+
+    # ------------------------------------------------------------------ the global state
+    def _load(self, st: State) -> None:
+        self.procs = list(st.procs)
+        self.inflight = {m.seq: m for m in st.messages}
+        self.next_seq = st.next_seq
+        self.crashed = set(st.crashed)
+        self.cs = dict(st.cs)
+        self.waiting = {w[0]: (w[1], w[2]) for w in st.waiting}
+        self.usage = {}
+        for pid, res in self.cs.items():
+            for r in res:
+                self.usage.setdefault(r, []).append(pid)
+        self._touched = set()
+        self._enabled = None
+        self._acts = {}
+
+    def restore(self, st: State) -> None:
+        self._load(st)
+        self._refresh_all()
+
+    def state(self) -> State:
+        """``Simulator.state``, skipping the sorts when nobody is in a critical section or
+        waiting (most states of a search)."""
+        cs, waiting = self.cs, self.waiting
+        return State(tuple(self.procs), tuple(self.inflight.values()), self.next_seq,
+                     frozenset(self.crashed), tuple(sorted(cs.items())) if cs else (),
+                     tuple(sorted((p, a, b) for p, (a, b) in waiting.items())) if waiting else ())
+
+    def save(self) -> Working:
+        """The working attributes, with the enabled events computed once (``resume`` shares
+        that list: nothing mutates it, a step replaces it)."""
+        return (tuple(self.procs), dict(self.inflight), self.next_seq, frozenset(self.crashed),
+                dict(self.cs), dict(self.waiting),
+                {r: tuple(u) for r, u in self.usage.items()}, dict(self._acts), self.enabled())
+
+    def resume(self, w: Working) -> None:
+        """Make the saved working attributes current again, on fresh copies of the containers a
+        step may change (cheaper than ``restore``, which asks the protocol for every process's
+        actions). Explicit assignments rather than a loop: this runs once per transition."""
+        procs, inflight, self.next_seq, crashed, cs, waiting, usage, acts, self._enabled = w
+        self.procs = list(procs)
+        self.inflight = dict(inflight)
+        self.crashed = set(crashed)
+        self.cs = dict(cs)
+        self.waiting = dict(waiting)
+        self.usage = {r: list(u) for r, u in usage.items()}
+        self._acts = dict(acts)
+        self._touched = set()
+
+    # ------------------------------------------------------------------ effects (via Ctx)
+    def _put(self, pid: str, state: Any) -> None:
+        i = self.index[pid]
+        self.procs[i] = state
+        self._touched.add(i)
+
+    def _send(self, src: str, dst: str, kind: str, body: Any = None) -> Message:
+        if dst not in self.index:
+            return super()._send(src, dst, kind, body)      # raises the kernel's SimError
+        m = Message(self.next_seq, src, dst, kind, body)
+        self.next_seq += 1
+        self.inflight[m.seq] = m
+        self._enabled = None
+        return m
+
+    def _remove_message(self, m: Message) -> None:
+        del self.inflight[m.seq]
+        self._enabled = None
+
+    # ------------------------------------------------------------------ enabled events
+    def _refresh(self, i: int) -> None:
+        pid = self.pids[i]
+        if pid in self.crashed:
+            self._acts.pop(i, None)
+        else:
+            acts = self.protocol.actions(self.config, pid, self.procs[i])
+            if acts:
+                self._acts[i] = tuple(Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
+                                            a.label or a.name, a.progress) for a in acts)
+            else:
+                self._acts.pop(i, None)
+        self._enabled = None
+
+    def _deliverable(self) -> Iterable[Message]:
+        """The deliverable messages by message number: every message in flight on unordered
+        channels, each channel's oldest one on FIFO channels."""
+        msgs = self.inflight.values()
+        if not self.fifo:
+            return msgs
+        heads: dict[tuple[str, str], Message] = {}
+        for m in msgs:                       # in send order: the first seen is the head
+            heads.setdefault((m.src, m.dst), m)
+        return sorted(heads.values(), key=lambda m: m.seq)
+
+    def _deliveries(self) -> list[Event]:
+        """One delivery event per deliverable message, as ``Simulator.enabled`` lists them."""
+        progress = self.protocol.is_progress
+        return [Event(f"m{m.seq}", DELIVER, m.dst, "", progress(m), m)
+                for m in self._deliverable()]
+
+    def can_progress(self) -> bool:
+        """``any(e.progress for e in self.enabled())`` without building the delivery events
+        (faults never count as progress)."""
+        for evs in self._acts.values():
+            for e in evs:
+                if e.progress:
+                    return True
+        progress = self.protocol.is_progress
+        return any(progress(m) for m in self._deliverable())
+
+    def enabled(self) -> list[Event]:
+        if self._enabled is not None:
+            return self._enabled
+        evs = self._deliveries()
+        for i in sorted(self._acts):
+            evs.extend(self._acts[i])
+        f = self.faults
+        if f is not None and getattr(f, "any", False):
+            evs.extend(self._fault_events(evs))
+        self._enabled = evs
+        return evs
+
+    # ------------------------------------------------------------------ stepping
+    def _apply(self, ev: Event) -> tuple:
+        """``Simulator._apply`` without narration, metrics and ``_since``."""
+        ctx = _QuietCtx(self)
+        self.step_no += 1
+        kind = ev.kind
+        if kind == DELIVER:
+            m = ev.msg
+            self._remove_message(m)
+            if m.dst not in self.crashed:
+                self.protocol.deliver(ctx, m)
+        elif kind in (LOCAL, ENV, TIMEOUT):
+            self.protocol.apply(ctx, ev.pid, ev.id.split(":", 2)[2])
+        else:
+            self._apply_fault(ctx, ev)
+        for i in self._touched:
+            self._refresh(i)
+        # The processes whose state this step may have changed: all others keep theirs, which
+        # lets the explorer update its canonical key instead of rebuilding it.
+        self.touched = tuple(self._touched)
+        self._touched.clear()
+        self._enabled = None
+        self.monitors.after_step(ev)
+        return ()
