@@ -255,6 +255,19 @@ def test_kout_no_priority_fig3_livelock_starves_a():
     assert "a" in {w[0] for w in sim.state().waiting}
 
 
+def test_kout_as_printed_fig3_failure_is_the_found_gallery_scenario():
+    """The printed Algorithm 1 judges a traversal before counting the root's own tokens: on
+    the Fig. 3 configuration the shortest failure is a fourth ResT after 13 steps, and the
+    gallery's found-scenario is exactly that schedule."""
+    sc = gallery_or_skip("kout-fig3")
+    found = gallery_or_skip("found-kout-tree-as-printed-extra-resource-token")
+    res = check(sc, variant="as-printed", max_states=60_000, livelock_check=False)
+    ce = res["counterexample"]
+    assert res["result"] == "violation" and ce["confirmed_by_monitor"]
+    assert "4 ResT" in res["finding"] and ce["length"] == 13
+    assert ce["schedule"] == list(found.schedule["as-printed"])
+
+
 def test_coterie_as_printed_race_is_found_at_the_gallery_length_and_full_is_ok():
     """The coterie engineer's own search found the stale-PREEMPT race in 14 steps; the explorer
     must find a violation no longer than that, replayable, and nothing in ``full``."""
