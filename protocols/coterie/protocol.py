@@ -254,8 +254,10 @@ class Coterie(Protocol):
 
     def por_signature(self, config: Config, pid: str, s: Proc) -> bool:
         # What violations() reads of one process besides the critical sections: whether it is
-        # in its Q-region (Lemma 1). Case 1's in-step Lemma 1 check runs only on entering the
-        # Q-region, which changes this signature, so such steps are never pruned.
+        # in its Q-region (Lemma 1). Case 1's in-step Lemma 1 check runs when u has every
+        # RESPONSE: on entering the Q-region (this signature changes) or on locking (its
+        # critical section changes), both visible; or on an update while u stays in its
+        # Q-region, where it can only report a pair violations() already reports.
         return monitors.in_q_region(s)
 
     def forget(self, config: Config, pids: tuple[str, ...], procs: tuple, messages: tuple):

@@ -128,10 +128,13 @@ class Search:
         assert red is not None
         self._computed = {}
         depth = self.graph.depth[i]
-        any_progress = any(e.progress for e in events)
-        for S in red.candidates(st, events):
+        # Deadlock condition: the set must hold an enabled progress event. With none enabled
+        # (only requests, say) no set can, so the state is fully expanded: a deadlock reached
+        # from it without the set's requests would keep them enabled, proving nothing.
+        candidates = red.candidates(st, events) if any(e.progress for e in events) else []
+        for S in candidates:
             T = [e for e in events if e.pid in S]
-            if not T or (any_progress and not any(e.progress for e in T)):
+            if not any(e.progress for e in T):
                 continue
             ok = True
             for ev in T:

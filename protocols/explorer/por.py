@@ -10,9 +10,9 @@ events of S, when that is provably enough to find every violation and every dead
    of S: every process q outside S that could become active and may send to some r in S has a
    non-empty channel q→r already (FIFO: appending behind the head changes no enabled event of
    r). With unordered channels every such q must be in S.
-2. **Deadlock.** If s has an enabled progress event, S has one too (it stays enabled along any
-   path that avoids S, so a deadlock is reached only through S's events, which commute to the
-   front).
+2. **Deadlock.** S has an enabled progress event (it stays enabled along any path that avoids
+   S, so a deadlock is reached only through S's events, which commute to the front). A state
+   with no progress event enabled (only requests, say) is therefore always fully expanded.
 3. **Visibility.** Every expanded event is invisible: it changes neither its process's safety
    signature (``protocol.por_signature``) nor who is in a critical section, so the violations
    of the state after it are those of the state before it.
