@@ -66,6 +66,8 @@ class LeanSimulator(Simulator):
         lean.monitors = Monitors(lean)
         lean.trace, lean.narrations, lean._snapshots = [], [], {}
         lean.touched = ()
+        # Per process index: process state -> its enabled action events (see ``_refresh``).
+        lean._events_of = [{} for _ in lean.pids]
         lean.restore(sim.state())
         return lean
 
@@ -139,17 +141,28 @@ class LeanSimulator(Simulator):
 
     # ------------------------------------------------------------------ enabled events
     def _refresh(self, i: int) -> None:
+        """The enabled action events of process ``i``, memoised per process state: ``actions``
+        depends only on the process's own state and the (fixed) config, by the protocol
+        contract, and a search meets the same process state in thousands of global states.
+        Keyed by value, like the explorer's keys: equal states get the very same events."""
         pid = self.pids[i]
         if pid in self.crashed:
             self._acts.pop(i, None)
         else:
-            acts = self.protocol.actions(self.config, pid, self.procs[i])
-            if acts:
-                self._acts[i] = tuple(Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
-                                            a.label or a.name, a.progress) for a in acts)
+            state = self.procs[i]
+            memo = self._events_of[i]
+            evs = memo.get(state)
+            if evs is None:
+                evs = memo[state] = self._action_events(pid, state)
+            if evs:
+                self._acts[i] = evs
             else:
                 self._acts.pop(i, None)
         self._enabled = None
+
+    def _action_events(self, pid: str, state: Any) -> tuple[Event, ...]:
+        return tuple(Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid, a.label or a.name,
+                           a.progress) for a in self.protocol.actions(self.config, pid, state))
 
     def _deliverable(self) -> Iterable[Message]:
         """The deliverable messages by message number: every message in flight on unordered
