@@ -32,6 +32,9 @@ class Outcome:
     # Indices of the processes the step may have changed (fast driver only; None otherwise):
     # the others kept their states, which lets ``Keyer.key`` update the parent's key.
     touched: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
+    # The numbers of the touched processes' states (``LeanSimulator.numbers``, which the
+    # ``Keyer`` shares: see ``Driver.numbers``), in the order of ``touched``.
+    numbers: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
 
 class Driver:
@@ -60,6 +63,10 @@ class Driver:
             # states and finds cycles itself. Keep just what protocols read (last_event) and
             # the safety predicates. An instance attribute: the kernel class is untouched.
             mon.after_step = self._after_step
+        # The process-state numbering the lean simulator keeps while it steps (None without
+        # ``fast``): hand it to ``Keyer`` so that keys reuse the numbers instead of hashing every
+        # touched process state a second time.
+        self.numbers: dict | None = self.sim.numbers if fast else None
         self._current: State | None = None
         self._base_of: State | None = None
         self._base: Working = ()
@@ -114,7 +121,7 @@ class Driver:
         self._current = st
         if self.fast:
             return Outcome(st, viol, mon.cs_entries != entries, frozenset(sim.waiting),
-                           dict(sim._acts), sim.touched)
+                           dict(sim._acts), sim.touched, sim.touched_numbers)
         return Outcome(st, viol, mon.cs_entries != entries, frozenset(sim.waiting))
 
     def stuck(self) -> bool:

@@ -89,7 +89,8 @@ class Keyer:
     """The key function of one exploration, with its symmetry group (identity left out)."""
 
     def __init__(self, protocol: Protocol, config: Any, pids: Sequence[str], fifo: bool,
-                 symmetry: list[list[str]] | None, forget: bool = True) -> None:
+                 symmetry: list[list[str]] | None, forget: bool = True,
+                 numbers: dict[Any, int] | None = None) -> None:
         self.protocol = protocol
         self.config = config
         self.pids = tuple(pids)
@@ -111,8 +112,9 @@ class Keyer:
         # gets the next number when first met. Equal numbers mean equal states, so the keys
         # identify exactly what ``plain_key`` identifies, but hashing and comparing them costs
         # a tuple of small ints instead of every process's dataclass, and a successor's key
-        # only numbers the processes its step touched (see ``key``).
-        self._number: dict[Any, int] = {}
+        # only numbers the processes its step touched (see ``key``). ``numbers``: the lean
+        # simulator's table (``Driver.numbers``), which numbers touched states as it steps.
+        self._number: dict[Any, int] = numbers if numbers is not None else {}
 
     @property
     def size(self) -> int:
@@ -141,10 +143,13 @@ class Keyer:
         return State(procs, msgs, st.next_seq, st.crashed, st.cs, st.waiting)
 
     def key(self, st: State, parent: Key | None = None,
-            touched: tuple[int, ...] | None = None) -> Key:
+            touched: tuple[int, ...] | None = None,
+            numbers: tuple[int, ...] | None = None) -> Key:
         """The canonical key of ``st``. Given the key of the state it was reached from and
         the indices of the processes the step may have changed (all others keep the very
-        same states), only those are looked up again."""
+        same states), only those are looked up again, or not even that when the simulator
+        already numbered them (``numbers``, in the order of ``touched``, from this keyer's
+        own table)."""
         if self._forget is not None:
             st = self.forgotten(st)
             parent = None       # what is dead depends on every process, not just the touched
@@ -157,8 +162,12 @@ class Keyer:
             ids = tuple([number.setdefault(p, len(number)) for p in st.procs])
         else:
             new = list(parent[0])
-            procs = st.procs
-            for i in touched:
-                new[i] = number.setdefault(procs[i], len(number))
+            if numbers is not None:
+                for i, n in zip(touched, numbers):
+                    new[i] = n
+            else:
+                procs = st.procs
+                for i in touched:
+                    new[i] = number.setdefault(procs[i], len(number))
             ids = tuple(new)
         return (ids, *_rest(st, self.fifo))
