@@ -17,9 +17,14 @@ from ..kernel import FAULT, Event, Simulator, State
 from ..kernel.lean import LeanSimulator, Working
 
 
-@dataclass(frozen=True, slots=True)
+_NONE: frozenset = frozenset()
+
+
+@dataclass(slots=True)
 class Outcome:
-    """What one transition did."""
+    """What one transition did. Nobody changes one once made; it is not declared frozen only
+    because a frozen dataclass's ``__init__`` costs twice as much, and one is made per
+    transition."""
 
     state: State
     violations: tuple[str, ...]   # safety findings reported during or after the step
@@ -97,15 +102,17 @@ class Driver:
         mon = self.sim.monitors
         mon.last_event = ev
         if mon._checks:
-            for text in sorted(set(self.sim.protocol.violations(self.sim))):
-                mon.violation(text)
+            bad = self.sim.protocol.violations(self.sim)
+            if bad:                     # rarely: skip the sort of an empty list otherwise
+                for text in sorted(set(bad)):
+                    mon.violation(text)
 
     def apply(self, ev: Event) -> Outcome:
         """Apply ``ev`` (enabled in the loaded state) and report the transition."""
         sim = self.sim
         mon = sim.monitors
         mon.findings.clear()
-        mon._bad = frozenset()          # so after_step reports every current violation as new
+        mon._bad = _NONE                # so after_step reports every current violation as new
         mon._deadlocked = False
         entries = mon.cs_entries
         # Every transition starts from "step 0": history a protocol keys by step (kout_tree's
