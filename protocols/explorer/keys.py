@@ -115,6 +115,11 @@ class Keyer:
         # only numbers the processes its step touched (see ``key``). ``numbers``: the lean
         # simulator's table (``Driver.numbers``), which numbers touched states as it steps.
         self._number: dict[Any, int] = numbers if numbers is not None else {}
+        # Likewise, message contents (src, dst, kind, body) by number, and for FIFO channels
+        # the number of each content's channel (channels numbered when first met).
+        self._msg_number: dict[tuple, int] = {}
+        self._chan_of: list[int] = []
+        self._chan_number: dict[tuple[str, str], int] = {}
 
     @property
     def size(self) -> int:
@@ -170,4 +175,26 @@ class Keyer:
                 for i in touched:
                     new[i] = number.setdefault(procs[i], len(number))
             ids = tuple(new)
-        return (ids, *_rest(st, self.fifo))
+        return (ids, self._messages(st), st.crashed, st.cs, tuple([w[0] for w in st.waiting]))
+
+    def _messages(self, st: State) -> tuple[int, ...]:
+        """The messages in flight without their numbers, as ``_rest`` has them, but with each
+        content named by number: hashing and comparing keys then costs a tuple of small ints.
+        Unordered channels: the multiset as a sorted tuple. FIFO: the contents in send order,
+        stably sorted by channel, i.e. each channel's queue in turn (a content's number names
+        its channel, so the queues can be read back: equal tuples mean equal queues)."""
+        number = self._msg_number
+        nums = []
+        for m in st.messages:
+            c = m[1:]                   # (src, dst, kind, body): Message.content()
+            n = number.get(c)
+            if n is None:
+                n = number[c] = len(number)
+                self._chan_of.append(self._chan_number.setdefault(c[:2], len(self._chan_number)))
+            nums.append(n)
+        if len(nums) > 1:
+            if self.fifo:
+                nums.sort(key=self._chan_of.__getitem__)
+            else:
+                nums.sort()
+        return tuple(nums)
