@@ -62,8 +62,18 @@ class DattaRing(ClientSide, ResourceCommon, LoopBreaking, Departures, Protocol):
 
     # ---- monitors -------------------------------------------------------------------------
     def tokens(self, sim: Any) -> int:
-        held = sum(1 for s in resources(sim).values() if s.HoldingToken)
-        return held + sum(1 for m in sim.inflight.values() if m.kind == "Token")
+        """Tokens held plus tokens in flight. ``violations`` asks after every step (the
+        explorer: on every transition), so this reads the states in place, with plain loops,
+        instead of building ``resources(sim)``."""
+        procs, index = sim.procs, sim.index
+        n = 0
+        for r in sim.config.ring:
+            if procs[index[r]].HoldingToken:
+                n += 1
+        for m in sim.inflight.values():
+            if m.kind == "Token":
+                n += 1
+        return n
 
     def violations(self, sim: Any) -> list[str]:
         """One token (footnote 2), and a client in its critical section holds the head of

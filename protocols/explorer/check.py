@@ -77,9 +77,10 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
 
     sid = getattr(scenario, "id", "scenario")
     decl = getattr(scenario, "symmetry", []) if symmetry else []
-    keyer = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, decl, forget=forget)
-    group = keyer.size
     drv = Driver(sim)
+    keyer = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, decl, forget=forget,
+                  numbers=drv.numbers)
+    group = keyer.size
     verify(drv, keyer)
     reducer = _reducer(sim, group) if partial_order else None
     with_livelock = livelock_check and group == 1 and reducer is None

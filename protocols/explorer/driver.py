@@ -17,9 +17,14 @@ from ..kernel import FAULT, Event, Simulator, State
 from ..kernel.lean import LeanSimulator, Working
 
 
-@dataclass(frozen=True, slots=True)
+_NONE: frozenset = frozenset()
+
+
+@dataclass(slots=True)
 class Outcome:
-    """What one transition did."""
+    """What one transition did. Nobody changes one once made; it is not declared frozen only
+    because a frozen dataclass's ``__init__`` costs twice as much, and one is made per
+    transition."""
 
     state: State
     violations: tuple[str, ...]   # safety findings reported during or after the step
@@ -32,6 +37,9 @@ class Outcome:
     # Indices of the processes the step may have changed (fast driver only; None otherwise):
     # the others kept their states, which lets ``Keyer.key`` update the parent's key.
     touched: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
+    # The numbers of the touched processes' states (``LeanSimulator.numbers``, which the
+    # ``Keyer`` shares: see ``Driver.numbers``), in the order of ``touched``.
+    numbers: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
 
 class Driver:
@@ -60,6 +68,10 @@ class Driver:
             # states and finds cycles itself. Keep just what protocols read (last_event) and
             # the safety predicates. An instance attribute: the kernel class is untouched.
             mon.after_step = self._after_step
+        # The process-state numbering the lean simulator keeps while it steps (None without
+        # ``fast``): hand it to ``Keyer`` so that keys reuse the numbers instead of hashing every
+        # touched process state a second time.
+        self.numbers: dict | None = self.sim.numbers if fast else None
         self._current: State | None = None
         self._base_of: State | None = None
         self._base: Working = ()
@@ -90,15 +102,17 @@ class Driver:
         mon = self.sim.monitors
         mon.last_event = ev
         if mon._checks:
-            for text in sorted(set(self.sim.protocol.violations(self.sim))):
-                mon.violation(text)
+            bad = self.sim.protocol.violations(self.sim)
+            if bad:                     # rarely: skip the sort of an empty list otherwise
+                for text in sorted(set(bad)):
+                    mon.violation(text)
 
     def apply(self, ev: Event) -> Outcome:
         """Apply ``ev`` (enabled in the loaded state) and report the transition."""
         sim = self.sim
         mon = sim.monitors
         mon.findings.clear()
-        mon._bad = frozenset()          # so after_step reports every current violation as new
+        mon._bad = _NONE                # so after_step reports every current violation as new
         mon._deadlocked = False
         entries = mon.cs_entries
         # Every transition starts from "step 0": history a protocol keys by step (kout_tree's
@@ -114,7 +128,7 @@ class Driver:
         self._current = st
         if self.fast:
             return Outcome(st, viol, mon.cs_entries != entries, frozenset(sim.waiting),
-                           dict(sim._acts), sim.touched)
+                           dict(sim._acts), sim.touched, sim.touched_numbers)
         return Outcome(st, viol, mon.cs_entries != entries, frozenset(sim.waiting))
 
     def stuck(self) -> bool:

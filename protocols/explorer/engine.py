@@ -116,7 +116,7 @@ class Search:
         drv.load(st)
         out = drv.apply(ev)
         self.graph.transitions += 1
-        k = self.key(out.state, st_key, out.touched)
+        k = self.key(out.state, st_key, out.touched, out.numbers)
         j = self.seen.get(k)
         return out, k, j, j is None and not out.violations and drv.stuck()
 

@@ -89,7 +89,8 @@ class Keyer:
     """The key function of one exploration, with its symmetry group (identity left out)."""
 
     def __init__(self, protocol: Protocol, config: Any, pids: Sequence[str], fifo: bool,
-                 symmetry: list[list[str]] | None, forget: bool = True) -> None:
+                 symmetry: list[list[str]] | None, forget: bool = True,
+                 numbers: dict[Any, int] | None = None) -> None:
         self.protocol = protocol
         self.config = config
         self.pids = tuple(pids)
@@ -111,8 +112,14 @@ class Keyer:
         # gets the next number when first met. Equal numbers mean equal states, so the keys
         # identify exactly what ``plain_key`` identifies, but hashing and comparing them costs
         # a tuple of small ints instead of every process's dataclass, and a successor's key
-        # only numbers the processes its step touched (see ``key``).
-        self._number: dict[Any, int] = {}
+        # only numbers the processes its step touched (see ``key``). ``numbers``: the lean
+        # simulator's table (``Driver.numbers``), which numbers touched states as it steps.
+        self._number: dict[Any, int] = numbers if numbers is not None else {}
+        # Likewise, message contents (src, dst, kind, body) by number, and for FIFO channels
+        # the number of each content's channel (channels numbered when first met).
+        self._msg_number: dict[tuple, int] = {}
+        self._chan_of: list[int] = []
+        self._chan_number: dict[tuple[str, str], int] = {}
 
     @property
     def size(self) -> int:
@@ -141,10 +148,13 @@ class Keyer:
         return State(procs, msgs, st.next_seq, st.crashed, st.cs, st.waiting)
 
     def key(self, st: State, parent: Key | None = None,
-            touched: tuple[int, ...] | None = None) -> Key:
+            touched: tuple[int, ...] | None = None,
+            numbers: tuple[int, ...] | None = None) -> Key:
         """The canonical key of ``st``. Given the key of the state it was reached from and
         the indices of the processes the step may have changed (all others keep the very
-        same states), only those are looked up again."""
+        same states), only those are looked up again, or not even that when the simulator
+        already numbered them (``numbers``, in the order of ``touched``, from this keyer's
+        own table)."""
         if self._forget is not None:
             st = self.forgotten(st)
             parent = None       # what is dead depends on every process, not just the touched
@@ -157,8 +167,34 @@ class Keyer:
             ids = tuple([number.setdefault(p, len(number)) for p in st.procs])
         else:
             new = list(parent[0])
-            procs = st.procs
-            for i in touched:
-                new[i] = number.setdefault(procs[i], len(number))
+            if numbers is not None:
+                for i, n in zip(touched, numbers):
+                    new[i] = n
+            else:
+                procs = st.procs
+                for i in touched:
+                    new[i] = number.setdefault(procs[i], len(number))
             ids = tuple(new)
-        return (ids, *_rest(st, self.fifo))
+        return (ids, self._messages(st), st.crashed, st.cs, tuple([w[0] for w in st.waiting]))
+
+    def _messages(self, st: State) -> tuple[int, ...]:
+        """The messages in flight without their numbers, as ``_rest`` has them, but with each
+        content named by number: hashing and comparing keys then costs a tuple of small ints.
+        Unordered channels: the multiset as a sorted tuple. FIFO: the contents in send order,
+        stably sorted by channel, i.e. each channel's queue in turn (a content's number names
+        its channel, so the queues can be read back: equal tuples mean equal queues)."""
+        number = self._msg_number
+        nums = []
+        for m in st.messages:
+            c = m[1:]                   # (src, dst, kind, body): Message.content()
+            n = number.get(c)
+            if n is None:
+                n = number[c] = len(number)
+                self._chan_of.append(self._chan_number.setdefault(c[:2], len(self._chan_number)))
+            nums.append(n)
+        if len(nums) > 1:
+            if self.fifo:
+                nums.sort(key=self._chan_of.__getitem__)
+            else:
+                nums.sort()
+        return tuple(nums)

@@ -66,6 +66,12 @@ class LeanSimulator(Simulator):
         lean.monitors = Monitors(lean)
         lean.trace, lean.narrations, lean._snapshots = [], [], {}
         lean.touched = ()
+        # Every distinct process state met gets the next number (see ``_refresh``); the explorer
+        # may hand in its own table (``Keyer``'s), so that both name states by the same numbers.
+        lean.numbers = {}
+        # Per process index: number of a process state -> its enabled action events.
+        lean._events_of = [{} for _ in lean.pids]
+        lean.touched_numbers = ()
         lean.restore(sim.state())
         return lean
 
@@ -138,18 +144,38 @@ class LeanSimulator(Simulator):
         self._enabled = None
 
     # ------------------------------------------------------------------ enabled events
-    def _refresh(self, i: int) -> None:
+    def _refresh(self, i: int) -> int:
+        """Number the state of process ``i`` and look up its enabled action events; returns
+        the number.
+
+        The events are memoised per process state: ``actions`` depends only on the process's
+        own state and the (fixed) config, by the protocol contract, and a search meets the same
+        process state in thousands of global states. States are told apart by value (hash and
+        ==, once per touched process), as the explorer's keys tell them apart; the number lets
+        the key reuse this lookup instead of hashing the state again."""
         pid = self.pids[i]
+        state = self.procs[i]
+        numbers = self.numbers
+        n = numbers.get(state)
+        if n is None:
+            n = numbers[state] = len(numbers)
         if pid in self.crashed:
             self._acts.pop(i, None)
         else:
-            acts = self.protocol.actions(self.config, pid, self.procs[i])
-            if acts:
-                self._acts[i] = tuple(Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
-                                            a.label or a.name, a.progress) for a in acts)
+            memo = self._events_of[i]
+            evs = memo.get(n)
+            if evs is None:
+                evs = memo[n] = self._action_events(pid, state)
+            if evs:
+                self._acts[i] = evs
             else:
                 self._acts.pop(i, None)
         self._enabled = None
+        return n
+
+    def _action_events(self, pid: str, state: Any) -> tuple[Event, ...]:
+        return tuple(Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid, a.label or a.name,
+                           a.progress) for a in self.protocol.actions(self.config, pid, state))
 
     def _deliverable(self) -> Iterable[Message]:
         """The deliverable messages by message number: every message in flight on unordered
@@ -205,11 +231,11 @@ class LeanSimulator(Simulator):
             self.protocol.apply(ctx, ev.pid, ev.id.split(":", 2)[2])
         else:
             self._apply_fault(ctx, ev)
-        for i in self._touched:
-            self._refresh(i)
-        # The processes whose state this step may have changed: all others keep theirs, which
-        # lets the explorer update its canonical key instead of rebuilding it.
+        # The processes whose state this step may have changed, and their states' numbers: all
+        # others keep theirs, which lets the explorer update its canonical key instead of
+        # rebuilding it.
         self.touched = tuple(self._touched)
+        self.touched_numbers = tuple([self._refresh(i) for i in self.touched])
         self._touched.clear()
         self._enabled = None
         self.monitors.after_step(ev)
