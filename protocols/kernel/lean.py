@@ -204,18 +204,6 @@ class LeanSimulator(Simulator):
         progress = self.protocol.is_progress
         return any(progress(m) for m in self._deliverable())
 
-    def enabled(self) -> list[Event]:
-        if self._enabled is not None:
-            return self._enabled
-        evs = self._deliveries()
-        for i in sorted(self._acts):
-            evs.extend(self._acts[i])
-        f = self.faults
-        if f is not None and getattr(f, "any", False):
-            evs.extend(self._fault_events(evs))
-        self._enabled = evs
-        return evs
-
     # ------------------------------------------------------------------ stepping
     def _apply(self, ev: Event) -> tuple:
         """``Simulator._apply`` without narration, metrics and ``_since``."""

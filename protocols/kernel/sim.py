@@ -246,11 +246,7 @@ class Simulator:
         then each process's actions in process order, then faults the scenario allows."""
         if self._enabled is not None:
             return self._enabled
-        if self.fifo:
-            heads = sorted(q[0] for q in self._chan.values())
-            evs = [self._msg_events[s] for s in heads]
-        else:
-            evs = list(self._msg_events.values())
+        evs = self._deliveries()
         for i in sorted(self._acts):
             evs.extend(self._acts[i])
         f = self.faults
@@ -258,6 +254,13 @@ class Simulator:
             evs.extend(self._fault_events(evs))
         self._enabled = evs
         return evs
+
+    def _deliveries(self) -> list[Event]:
+        """The deliverable messages' events, by message number (only channel heads if FIFO)."""
+        if self.fifo:
+            heads = sorted(q[0] for q in self._chan.values())
+            return [self._msg_events[s] for s in heads]
+        return list(self._msg_events.values())
 
     def enabled_ids(self) -> list[str]:
         return [e.id for e in self.enabled()]
