@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 from ..kernel import Message
 from .config import Config
@@ -40,32 +41,45 @@ def forget(cfg: Config, pids: Sequence[str], procs: tuple[Proc, ...],
                 if s.req.done == len(cfg.workload[u])}
     dead = {u for u in finished if procs[pids.index(u)].req.phase == "idle"}
     all_made = len(finished) == len(pids)
-    rank = _stamp_ranks(procs, messages) if all_made else {}
-
-    def stamp(t: Stamp | None) -> Stamp | None:
-        return (rank[t[0]], t[1]) if rank and t is not None else t
-
-    out_procs = []
-    for u, s in zip(pids, procs, strict=True):
-        req: Requester = s.req
-        mem: Member = s.mem
-        out_procs.append(Proc(
-            C=0 if (all_made or u in dead) else s.C,
-            req=replace(req, ts=stamp(req.ts),
-                        copies=tuple((v, _rows(d)) for v, d in req.copies)),
-            mem=replace(mem, D=_rows(mem.D), T=stamp(mem.T),
-                        X=tuple((stamp(t), w) for t, w in mem.X))))
+    rank = tuple(sorted(_stamp_ranks(procs, messages).items())) if all_made else ()
+    out_procs = tuple(_proc(s, all_made or u in dead, rank)
+                      for u, s in zip(pids, procs, strict=True))
     out_msgs = []
     for m in messages:
-        body = m.body
-        if m.kind == "RESPONSE":
-            body = (_rows(body[0]), stamp(body[1]))
-        elif m.kind in ("LOCK", "UNLOCK") and (all_made or m.dst in dead):
-            body = (0, body[1])
-        elif m.kind in _STAMPED:
-            body = stamp(body)
-        out_msgs.append(m._replace(body=body) if body is not m.body else m)
-    return tuple(out_procs), tuple(out_msgs)
+        body = _body(m.kind, m.body, all_made or m.dst in dead, rank)
+        out_msgs.append(m if body is m.body else m._replace(body=body))
+    return out_procs, tuple(out_msgs)
+
+
+# The explorer keys millions of global states made of far fewer process states and messages:
+# both erasures are pure functions of hashable arguments, so they are cached (bounded).
+@lru_cache(maxsize=1 << 16)
+def _proc(s: Proc, clock_dead: bool, rank: tuple[tuple[int, int], ...]) -> Proc:
+    ranks = dict(rank)
+    req: Requester = s.req
+    mem: Member = s.mem
+    return Proc(C=0 if clock_dead else s.C,
+                req=replace(req, ts=_stamp(req.ts, ranks),
+                            copies=tuple((v, _rows(d)) for v, d in req.copies)),
+                mem=replace(mem, D=_rows(mem.D), T=_stamp(mem.T, ranks),
+                            X=tuple((_stamp(t, ranks), w) for t, w in mem.X)))
+
+
+@lru_cache(maxsize=1 << 16)
+def _body(kind: str, body, to_dead: bool, rank: tuple[tuple[int, int], ...]):
+    ranks = dict(rank)
+    if kind == "RESPONSE":
+        return (_rows(body[0]), _stamp(body[1], ranks))
+    if kind in ("LOCK", "UNLOCK") and to_dead:
+        return (0, body[1])
+    if kind in _STAMPED:
+        return _stamp(body, ranks)
+    return body
+
+
+def _stamp(t: Stamp | None, ranks: dict[int, int]) -> Stamp | None:
+    """Rule 3's renumbering (no-op before every request has been made: ``ranks`` empty)."""
+    return (ranks[t[0]], t[1]) if ranks and t is not None else t
 
 
 def _stamp_ranks(procs: tuple[Proc, ...], messages: tuple[Message, ...]) -> dict[int, int]:
