@@ -63,7 +63,7 @@ EXPECT = [
     ("kout_tree no-pusher, Fig. 2", "kout-fig2", "no-pusher", "deadlock"),
     ("kout_tree no-priority, Fig. 3", "kout-fig3", "no-priority", "livelock"),
     ("coterie Fig. 1", "coterie-fig1", None, "ok"),
-    # Exhaustible only with both exact reductions (about 20 minutes, several GB: see README).
+    # Exhaustible only with both exact reductions (about 13 minutes, 1.9 GB: see README).
     ("coterie Fig. 1, partial-order reduction", "coterie-fig1", None, "ok",
      {"partial_order": True, "max_states": 10_000_000}),
 ]
