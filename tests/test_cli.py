@@ -74,3 +74,19 @@ def test_variant_override_and_scheduler_options(capsys):
     assert json.loads(capsys.readouterr().out)["served_all"] is True
     assert main(["run", "token-ring", "--steps", "3", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["steps"] == 3
+
+
+def test_check_with_partial_order_reduction_finds_the_printed_race(capsys):
+    assert main(["check", "coterie-race-stale-preempt", "--variant", "as-printed", "--por",
+                 "--json"]) == 1
+    res = json.loads(capsys.readouterr().out)
+    assert res["result"] == "violation" and res["counterexample"]["confirmed_by_monitor"]
+    assert res["reductions"]["partial_order"] and not res["reductions"]["livelock_checked"]
+    assert main(["check", "coterie-race-stale-preempt", "--variant", "full", "--por"]) == 0
+    assert " ok after " in capsys.readouterr().out
+
+
+def test_check_por_on_a_protocol_without_the_hooks_exits_2_naming_them():
+    res = cli("check", "token-ring", "--por")
+    assert res.returncode == 2
+    assert "token_ring does not declare por_senders / por_signature" in res.stderr
