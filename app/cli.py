@@ -93,8 +93,12 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("scenario")
     c.add_argument("--max-states", type=int, default=200_000)
     c.add_argument("--variant")
-    c.add_argument("--por", action="store_true",
-                   help="partial-order reduction (protocols that declare it; no livelock search)")
+    por = c.add_mutually_exclusive_group()
+    por.add_argument("--por", dest="por", action="store_const", const=True, default=None,
+                     help="partial-order reduction (protocols that declare it; no livelock "
+                          "search). Default: on where the protocol declares it cannot livelock")
+    por.add_argument("--no-por", dest="por", action="store_const", const=False,
+                     help="explore every interleaving (and search for livelocks)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_check)
 

@@ -90,3 +90,17 @@ def test_check_por_on_a_protocol_without_the_hooks_exits_2_naming_them():
     res = cli("check", "token-ring", "--por")
     assert res.returncode == 2
     assert "token_ring does not declare por_senders / por_signature" in res.stderr
+
+
+def test_coterie_checks_use_partial_order_reduction_unless_told_not_to(capsys):
+    """coterie declares it cannot livelock, so the reduction is its default; --no-por gives
+    back the full search with its livelock check."""
+    assert main(["check", "coterie-race-stale-preempt", "--variant", "full", "--json"]) == 0
+    red = json.loads(capsys.readouterr().out)["reductions"]
+    assert red["partial_order"] and not red["livelock_checked"]
+    assert main(["check", "coterie-race-stale-preempt", "--variant", "full", "--no-por",
+                 "--json"]) == 0
+    red = json.loads(capsys.readouterr().out)["reductions"]
+    assert not red["partial_order"] and red["livelock_checked"]
+    assert main(["check", "datta-fig1", "--variant", "naive", "--json"]) == 1
+    assert not json.loads(capsys.readouterr().out)["reductions"]["partial_order"]

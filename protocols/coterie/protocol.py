@@ -243,6 +243,11 @@ class Coterie(Protocol):
     # Every Case handler reads and writes only the process it runs at (ctx.get/put of u or v),
     # and messages go between a requester and the members of its quorums, both ways. The
     # explorer checks both on every transition it computes.
+    # Default on in `allocscope check`: AllocResource cannot livelock on a finite workload
+    # (every run is finite, docs/protocols/coterie.md), so the skipped livelock search loses
+    # nothing.
+    por_default = True
+
     def por_senders(self, config: Config) -> dict[str, tuple[str, ...]]:
         peers: dict[str, set[str]] = {u: set() for u in config.S.U}
         for u in config.S.U:

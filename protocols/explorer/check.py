@@ -33,7 +33,7 @@ def link(scenario_id: str, variant: str, schedule: list[str]) -> str:
 
 
 def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_000, *,
-          symmetry: bool = True, livelock_check: bool = True, partial_order: bool = False,
+          symmetry: bool = True, livelock_check: bool = True, partial_order: bool | None = None,
           forget: bool = True, progress: Progress | None = None, progress_every: int = 10_000,
           should_stop: Callable[[], bool] | None = None,
           max_seconds: float | None = None) -> dict[str, Any]:
@@ -51,7 +51,10 @@ def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_
       future step reads, e.g. coterie's dead Lamport times; audited during the search).
     - ``partial_order``: expand one persistent set per state (``por.py``) for a protocol that
       declares the hooks. Violations and deadlocks are still all found, but a counterexample
-      is shortest only within the reduced graph, and the livelock search is skipped.
+      is shortest only within the reduced graph, and the livelock search is skipped. ``None``
+      (the default) uses it where the protocol also declares ``por_default`` (it cannot
+      livelock, so skipping that search loses nothing) and the scenario has no faults and no
+      symmetry; ``True`` asks for it (an error where impossible), ``False`` turns it off.
 
     Raises ScenarioError for bad input (unknown variant, bad symmetry declaration).
     """
@@ -65,7 +68,7 @@ def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_
 
 
 def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
-            symmetry: bool = True, livelock_check: bool = True, partial_order: bool = False,
+            symmetry: bool = True, livelock_check: bool = True, partial_order: bool | None = None,
             forget: bool = True, progress: Progress | None = None, progress_every: int = 10_000,
             should_stop: Callable[[], bool] | None = None,
             max_seconds: float | None = None) -> dict[str, Any]:
@@ -82,6 +85,8 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
                   numbers=drv.numbers)
     group = keyer.size
     verify(drv, keyer)
+    if partial_order is None:
+        partial_order = _por_by_default(sim, group)
     reducer = _reducer(sim, group) if partial_order else None
     with_livelock = livelock_check and group == 1 and reducer is None
     search = Search(drv, keyer.key, max_states, keep_edges=with_livelock, progress=progress,
@@ -133,6 +138,15 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
         result["reductions"]["reduced_states"] = search.reduced
     result["seconds"] = round(search.elapsed(), 3)
     return result
+
+
+def _por_by_default(sim: Simulator, group: int) -> bool:
+    """Partial-order reduction is the default only where it costs nothing the protocol needs:
+    it declares the hooks and ``por_default`` (no livelock is possible, e.g. every run is
+    finite), and the scenario has no faults and no symmetry declaration."""
+    faults = sim.faults is not None and getattr(sim.faults, "any", False)
+    return (supports(sim.protocol) and bool(getattr(sim.protocol, "por_default", False))
+            and not faults and group == 1)
 
 
 def _reducer(sim: Simulator, group: int) -> Reducer:
