@@ -41,3 +41,15 @@ def test_check_says_ok_when_no_schedule_fails(page: Any, live_server: str) -> No
     page.wait_for_function("() => /ok: no violation/.test(document.getElementById('check-panel')"
                            ".textContent)", timeout=60_000)
     assert page.locator("#btn-replay-cex").count() == 0
+
+
+def test_check_with_partial_order_reduction_does_not_claim_livelock_freedom(
+        page: Any, live_server: str) -> None:
+    """coterie checks use partial-order reduction by default, which skips the livelock search:
+    the panel says so instead of the full 'no livelock' verdict."""
+    open_viewer(page, live_server, "/sim/coterie-race-stale-preempt?variant=full")
+    page.click("#btn-check")
+    page.wait_for_function("() => /ok: no violation/.test(document.getElementById('check-panel')"
+                           ".textContent)", timeout=60_000)
+    text = page.text_content("#check-panel")
+    assert "livelocks were not searched" in text and "no livelock" not in text
