@@ -371,3 +371,99 @@ def test_unknown_scenario_gets_the_error_page(page: Any, live_server: str) -> No
     resp = page.goto(live_server + "/sim/no-such-scenario")
     assert resp.status == 404
     assert "no-such-scenario" in page.text_content(".error-message")
+
+
+def _corrupt_scenario_url(base: str) -> str:
+    """kout-chaos with corruption allowed (no gallery scenario opts in), stored as a link."""
+    data = json.loads((Path(__file__).resolve().parent.parent / "protocols" / "scenarios"
+                       / "kout-chaos.json").read_text())
+    data.update(id="kout-chaos-corrupt", faults={"corrupt": True})
+    parse(data)
+    req = urllib.request.Request(base + "/api/links", method="POST",
+                                 data=json.dumps({"scenario": data, "step": 0}).encode(),
+                                 headers={"content-type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        return json.loads(r.read())["url"]
+
+
+RECORD_FAULTS_JS = """() => {
+  const s = window.allocscope.socket, orig = s.send.bind(s);
+  window.__faults = [];
+  s.send = (cmd) => { if (cmd.op === 'fault') window.__faults.push(cmd.event); return orig(cmd); };
+}"""
+
+
+def test_corrupt_picker_lists_the_nodes_corruptions(page: Any, live_server: str,
+                                                     screenshots: Path) -> None:
+    """⚡corrupt then a click on a process opens a picker of exactly that process's
+    `f:corrupt:` events; Escape and cancel send nothing; a choice is applied by the server. No
+    browser dialog (window.prompt) is ever opened."""
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(f"{d.type}: {d.message}"), d.dismiss()))
+    root = Path(__file__).resolve().parent.parent
+    for js in (root / "static" / "js").rglob("*.js"):
+        assert "prompt(" not in js.read_text(), f"{js.name} still calls a prompt"
+    open_viewer(page, live_server, _corrupt_scenario_url(live_server))
+    wait_step(page, 0)
+    page.evaluate(RECORD_FAULTS_JS)
+    picker = page.locator("#corrupt-picker")
+    choices = picker.locator("button.corrupt-choice")
+
+    def open_on(pid: str) -> list[str]:
+        page.click('#faults button[data-fault="corrupt"]')
+        page.click(f'#view .layer.nodes > g[data-id="{pid}"]')
+        picker.wait_for(state="visible")
+        return choices.evaluate_all("bs => bs.map(b => b.dataset.event)")
+
+    # exactly the node's corruptions of the current frame, as the simulator has them
+    expected = [e for e in state(page)["enabled"] if e.startswith("f:corrupt:p0:")]
+    sim = build(parse(json.loads((root / "protocols" / "scenarios" / "kout-chaos.json")
+                                 .read_text()) | {"faults": {"corrupt": True}}))
+    assert expected == [e.id for e in sim.enabled() if e.id.startswith("f:corrupt:p0:")]
+    assert len(expected) >= 5
+    assert open_on("p0") == expected
+    labels = choices.evaluate_all("bs => bs.map(b => b.textContent)")
+    assert all(t.startswith("p0.") and " := " in t for t in labels)
+    assert not any("None" in t or "True" in t or "False" in t for t in labels)   # ⊥, true, false
+    assert picker.locator("h3").text_content() == "Corrupt a variable of p0"
+    assert page.evaluate("() => document.activeElement.classList.contains('corrupt-choice')")
+    page.screenshot(path=str(screenshots / "kout-corrupt-picker.png"))
+
+    # Escape closes it and sends nothing; so does cancel
+    page.keyboard.press("Escape")
+    picker.wait_for(state="hidden")
+    assert page.evaluate("() => window.allocscope.ui.armed") is None
+    open_on("p1")
+    assert page.text_content("#corrupt-picker h3") == "Corrupt a variable of p1"
+    picker.locator("button.corrupt-cancel").click()
+    picker.wait_for(state="hidden")
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.__faults") == []
+    assert state(page)["step"] == 0
+
+    # a choice is sent as the fault event and applied: one step, narrated in the log
+    open_on("p0")
+    chosen = next(e for e in expected if ":Prio=" in e)
+    picker.locator(f'button[data-event="{chosen}"]').click()
+    wait_step(page, 1)
+    picker.wait_for(state="hidden")
+    assert page.evaluate("() => window.__faults") == [chosen]
+    assert state(page)["event"] == chosen
+    page.click('.tab[data-tab="log"]')
+    page.wait_for_selector('#log li[data-step="1"]')
+    assert "p0.Prio is corrupted" in page.text_content('#log li[data-step="1"]')
+    assert dialogs == []
+
+
+def test_corrupt_picker_says_when_nothing_can_be_corrupted(page: Any, live_server: str) -> None:
+    """In a scenario whose faults do not include corrupt, the picker says so in words and
+    offers no choice to click."""
+    page.on("dialog", lambda d: (d.dismiss(), pytest.fail(f"a browser dialog opened: {d.message}")))
+    open_viewer(page, live_server, "/sim/kout-chaos")
+    page.click('#faults button[data-fault="corrupt"]')
+    page.click('#view .layer.nodes > g[data-id="p2"]')
+    page.wait_for_selector("#corrupt-picker:not([hidden])")
+    assert page.locator("#corrupt-picker button.corrupt-choice").count() == 0
+    assert "does not allow corrupting" in page.text_content("#corrupt-picker .corrupt-none")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#corrupt-picker", state="hidden")

@@ -13,6 +13,7 @@ import { renderInspector } from "./inspector.js";
 import { renderMetrics } from "./metrics.js";
 import { addSpacetimeDefs, setupSpacetime } from "./spacetime.js";
 import { setupLegend } from "./legend.js";
+import { setupCorruptPicker } from "./corrupt.js";
 
 const $ = (id) => document.getElementById(id);
 const page = JSON.parse($("page-data").textContent);
@@ -23,7 +24,7 @@ if (query.get("embed") === "1") document.body.classList.add("embed");
 const model = emptyModel();
 const stage = makeStage($("view"));
 let hooks = hooksFor((page.protocol || {}).view_kind);
-const ui = { selected: null, armed: null, inspect: null, lastN: -1, forceAll: false, tab: "events" };
+const ui = { selected: null, armed: null, corrupting: null, inspect: null, lastN: -1, forceAll: false, tab: "events" };
 
 const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
 const socket = new Socket(wsUrl, {
@@ -71,6 +72,8 @@ function load(extra = {}) {
 function showArmed() {
   const h = $("fault-hint");
   if (!ui.armed) { h.hidden = true; return; }
+  // The corrupt picker says what to do itself; a second hint under it would only compete.
+  if (ui.corrupting) { h.hidden = true; return; }
   h.hidden = false;
   h.textContent = ui.armed === "drop" || ui.armed === "duplicate"
     ? `${ui.armed}: click a message in flight (Esc to cancel)` : `${ui.armed}: click a process (Esc to cancel)`;
@@ -89,7 +92,8 @@ const act = {
   scheduler: (kind, seed) => send(kind === "random" ? { op: "scheduler", kind, seed } : { op: "scheduler", kind }),
   deliver: (id) => send({ op: "deliver", event: id }),
   variant: (v) => { const q = new URLSearchParams(location.search); q.set("variant", v); q.delete("schedule"); q.delete("step"); location.search = q.toString(); },
-  arm: (k) => { ui.armed = k; showArmed(); render(); },
+  // Disarming (Esc, cancel, a fault sent, another fault armed) also closes the corrupt picker.
+  arm: (k) => { ui.armed = k; if (k !== "corrupt") ui.corrupting = null; showArmed(); render(); },
 };
 
 const handlers = {
@@ -102,12 +106,8 @@ const handlers = {
   },
   selectNode(id) {
     if (ui.armed === "crash") { send({ op: "fault", event: `f:crash:${id}` }); act.arm(null); return; }
-    if (ui.armed === "corrupt") {
-      const assign = window.prompt(`Corrupt a variable of ${id} (variable=value):`, "");
-      if (assign) send({ op: "fault", event: `f:corrupt:${id}:${assign}` });
-      act.arm(null);
-      return;
-    }
+    // Corrupt stays armed while its picker is open: clicking another process moves the picker.
+    if (ui.armed === "corrupt") { ui.corrupting = id; showArmed(); render(); return; }
     ui.selected = ui.selected === id ? null : id;
     ui.forceAll = true;
     if (ui.selected) { showTab("inspect"); inspect(); } else renderInspector($("inspector"), null);
@@ -140,7 +140,16 @@ const updMonitors = setupMonitors(act);
 addSpacetimeDefs($("spacetime"));
 const updSpacetime = setupSpacetime($("spacetime"), act);
 const updLegend = setupLegend($("legend"));
-$("view").addEventListener("click", () => { if (ui.selected) handlers.selectNode(ui.selected); });
+const updCorrupt = setupCorruptPicker($("corrupt-picker"), {
+  pick: (id) => { send({ op: "fault", event: id }); act.arm(null); },
+  cancel: () => act.arm(null),
+});
+// A click on the background deselects. With a fault armed it must not fault the selected
+// process: it closes an open corrupt picker, else it leaves the fault armed for another try.
+$("view").addEventListener("click", () => {
+  if (ui.corrupting) act.arm(null);
+  else if (!ui.armed && ui.selected) handlers.selectNode(ui.selected);
+});
 
 function onFrame(msg) {
   const t0 = performance.now();
@@ -187,6 +196,7 @@ function draw() {
   const t1 = performance.now();
   updMonitors(model, stage);
   updControls(model);
+  updCorrupt(model, ui.corrupting);
   // While playing fast, the side lists and the diagram refresh a few times a second at most.
   const busy = model.playing && t1 - (ui.sideAt || 0) < 200;
   if (!busy) {
