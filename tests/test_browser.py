@@ -455,15 +455,12 @@ def test_corrupt_picker_lists_the_nodes_corruptions(page: Any, live_server: str,
     assert dialogs == []
 
 
-def test_corrupt_picker_says_when_nothing_can_be_corrupted(page: Any, live_server: str) -> None:
-    """In a scenario whose faults do not include corrupt, the picker says so in words and
-    offers no choice to click."""
+def test_corrupt_is_not_offered_where_the_scenario_does_not_allow_it(page: Any,
+                                                                     live_server: str) -> None:
+    """kout-chaos allows no corruption: ⚡corrupt would be a dead button, so it is hidden while
+    the faults the viewer can always inject stay."""
     page.on("dialog", lambda d: (d.dismiss(), pytest.fail(f"a browser dialog opened: {d.message}")))
     open_viewer(page, live_server, "/sim/kout-chaos")
-    page.click('#faults button[data-fault="corrupt"]')
-    page.click('#view .layer.nodes > g[data-id="p2"]')
-    page.wait_for_selector("#corrupt-picker:not([hidden])")
-    assert page.locator("#corrupt-picker button.corrupt-choice").count() == 0
-    assert "does not allow corrupting" in page.text_content("#corrupt-picker .corrupt-none")
-    page.keyboard.press("Escape")
-    page.wait_for_selector("#corrupt-picker", state="hidden")
+    page.wait_for_selector('#faults button[data-fault="drop"]')
+    assert page.locator('#faults button[data-fault="corrupt"]').is_hidden()
+    assert page.locator('#faults button[data-fault="drop"]').is_visible()

@@ -92,6 +92,14 @@ export function setupControls(act) {
     if (document.activeElement !== seed && m.scheduler.seed != null) seed.value = String(m.scheduler.seed);
     seed.disabled = m.scheduler.kind !== "random";
     for (const b of faults.children) b.classList.toggle("armed", act.armed() === b.dataset.fault);
+    // The server offers corruptions (f:corrupt:… events) only where the scenario allows them;
+    // elsewhere ⚡corrupt could never do anything, so it is not shown (no dead buttons).
+    const corrupt = faults.querySelector('[data-fault="corrupt"]');
+    if (corrupt) {
+      const offered = m.enabled.some((e) => String(e.id).startsWith("f:corrupt:"));
+      if (corrupt.hidden === offered) corrupt.hidden = !offered;
+      if (!offered && act.armed() === "corrupt") act.arm(null);
+    }
     const sig = m.total + JSON.stringify(m.findings.map((f) => [f.step, f.kind]));
     if (sig !== lastMarkers) {
       lastMarkers = sig;
