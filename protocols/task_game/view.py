@@ -1,7 +1,8 @@
 """The ``game`` view (docs/protocols/task_game.md, "View data") and the wait-for edges.
 
-Positions in a 1000 x 700 box: agents (nodes of the network) on an inner circle, each agent's
-pools just outside it and its tasks further out, in the same angular sector.
+Positions in a 1000 x 700 box, laid out for a 1280 x 720 projector: a group per network node
+(the agent between its pools, each pool's queue under it) in a row, and each agent's tasks in a
+row above it (see ``_positions``).
 """
 
 from __future__ import annotations
@@ -63,25 +64,82 @@ def wait_edges(sim: Any) -> list[tuple[str, str]]:
     return sorted(set(e for e in edges if e[0] != e[1]))
 
 
+# Sizes of what static/js/views/game.js draws, in screen pixels of the 1280 x 720 projector
+# (where one unit of the 1000 x 700 box is about one pixel once the view is fitted).
+R = 34.0            # node radius (common.js: 34 for a small view)
+CHAR = 7.0          # px per character of the 11-12 px detail and queue text
+GAP = 16.0          # between neighbours in a row
+TASK_SLOT = 120.0   # a task and its three lines (phase, ticket, alarm) above it
+ROWS = 190.0        # from the row of tasks to the row of network nodes
+NEAR = 120.0        # no two nodes closer (common.js hides every badge under ~95 px)
+
+
+def _pool_extent(cfg: Config, pool: str) -> tuple[float, float]:
+    """(left, right) of a pool, its units, badge, order forms and queue row, from its centre."""
+    m = min(8, max(1, sum(1 for t in cfg.task_order if pool in cfg.tasks[t].interest)))
+    id_len = max([2] + [len(t) for t in cfg.task_order])
+    chip = max(24.0, (id_len + 2) * CHAR + 8) + 3   # "T1:3"
+    queue = max((len(pool) + 9) * CHAR, m * chip)
+    orders = (7 + m * (id_len + 3)) * CHAR / 2   # "orders T1:3 T3:4"
+    units = R + 5 + math.ceil(len(cfg.units[pool]) / 3) * 14
+    return max(R, orders), max(units, orders, queue - R)
+
+
 def _positions(cfg: Config) -> dict[str, tuple[float, float]]:
-    pos: dict[str, tuple[float, float]] = {}
-    n = len(cfg.agents)
-    sector = 2 * math.pi / n * 0.7
-
-    def at(th: float, r: float, dth: float) -> tuple[float, float]:
-        return (round(500 + r * math.cos(th + dth), 1),
-                round(350 + 0.95 * r * math.sin(th + dth), 1))
-
-    for i, a in enumerate(cfg.agents):
-        th = 2 * math.pi * i / n - math.pi / 2
-
-        pos[a] = at(th, 110 if n > 1 else 0, 0)
+    """A group per network node, left to right in the agents' order: the agent with its pools
+    on either side (the first on its right, then alternately left and right, each pool's queue
+    row under it), and the agent's tasks in a row above it, ordered by where their pools are so
+    that the interest edges cross less. Deterministic: only the configuration's order counts."""
+    rel: dict[str, float] = {}           # x relative to the group's agent
+    spans: list[tuple[str, float, float]] = []
+    agent_half = max(R, 9 * CHAR / 2)
+    for a in cfg.agents:
         mine = [p for p in cfg.pools if cfg.manager[p] == a]
-        for j, p in enumerate(mine):
-            pos[p] = at(th, 220, sector * ((j + 0.5) / len(mine) - 0.5))
+        right = [mine[0]] + mine[2::2] if mine else []
+        left = mine[1::2]
+        lo, hi = -agent_half, agent_half
+        rel[a] = 0.0
+        cur = hi + GAP
+        for p in right:
+            lft, rgt = _pool_extent(cfg, p)
+            rel[p] = max(cur + lft, hi + NEAR - agent_half if p == right[0] else 0.0)
+            cur = rel[p] + rgt + GAP
+            hi = rel[p] + rgt
+        cur = lo - GAP
+        for p in left:
+            lft, rgt = _pool_extent(cfg, p)
+            rel[p] = min(cur - rgt, -NEAR if p == left[0] else 0.0)
+            cur = rel[p] - lft - GAP
+            lo = rel[p] - lft
+        nt = sum(1 for t in cfg.task_order if cfg.tasks[t].agent == a)
+        lo, hi = min(lo, -nt * TASK_SLOT / 2), max(hi, nt * TASK_SLOT / 2)
+        spans.append((a, lo, hi))
+
+    xs: dict[str, float] = {}
+    cur = 0.0
+    for a, lo, hi in spans:
+        off = cur - lo
+        xs[a] = off
+        for p in cfg.pools:
+            if cfg.manager[p] == a:
+                xs[p] = off + rel[p]
+        cur = off + hi + 1.5 * GAP
+    width = cur - 1.5 * GAP
+    for a, _lo, _hi in spans:
         ts = [t for t in cfg.task_order if cfg.tasks[t].agent == a]
+        bary = {t: sum(xs[p] for p in cfg.tasks[t].interest) / max(1, len(cfg.tasks[t].interest))
+                for t in ts}
+        ts.sort(key=lambda t: (bary[t], cfg.task_order.index(t)))
         for j, t in enumerate(ts):
-            pos[t] = at(th, 320, sector * ((j + 0.5) / len(ts) - 0.5))
+            xs[t] = xs[a] + (j - (len(ts) - 1) / 2) * TASK_SLOT
+
+    scale = min(1.0, 990.0 / width) if width > 0 else 1.0
+    # vertically: the tasks' lines above them (80) and the pools' queues under them (101)
+    top = 350 - (80 + ROWS + 101) / 2 + 80
+    pos: dict[str, tuple[float, float]] = {}
+    for v, x in xs.items():
+        y = top if v in cfg.tasks else top + ROWS
+        pos[v] = (round(500 + (x - width / 2) * scale, 1), round(y, 1))
     return pos
 
 

@@ -116,10 +116,15 @@ export function drawNodes(stage, model, ctx, hooks, handlers) {
       const lines = hooks.details ? hooks.details(n, model) : [];
       const badges = (n.badges || []).filter((b) => b !== "token");
       if (ctx.labels && !ctx.dense) {
-        let y = rr + 16 * (ctx.k || 1);
-        for (const line of lines.concat(badges.length ? [badges.join(" · ")] : [])) {
+        // A layout may stack the badges one per line, and put the lines above the node (so
+        // that the edges leaving it downwards do not run through them).
+        const all = lines.concat(!badges.length ? [] : hooks.stackBadges && hooks.stackBadges(n) ? badges : [badges.join(" · ")]);
+        const k = ctx.k || 1;
+        const above = hooks.detailsAbove && hooks.detailsAbove(n);
+        let y = above ? -rr - 8 * k - 14 * k * (all.length - 1) : rr + 16 * k;
+        for (const line of all) {
           text(el("text", { class: "detail", "text-anchor": "middle", y }, g), line);
-          y += 14 * (ctx.k || 1);
+          y += 14 * k;
         }
       }
       tip(g, `${n.label ?? n.id}: ${stateWord(n)}${n.token || n.holder ? ", holds the token" : ""}` +
@@ -150,12 +155,13 @@ export function drawQueues(stage, model, ctx, hooks) {
       const { q, n, idx } = it;
       const a = hooks.queueAnchor ? hooks.queueAnchor(n, idx, ctx) : defaultAnchor(n, idx, ctx);
       g.setAttribute("transform", `translate(${a.x.toFixed(1)},${a.y.toFixed(1)})`);
-      const name = el("text", { class: "qname", x: 0, y: 4 * (ctx.k || 1) }, g);
-      text(name, q.name);
       const items = q.items || [];
       const k = ctx.k || 1;
       const h = 17 * k;
-      const x0 = (q.name.length * 7 + 6) * k;
+      // a.stack: the queue's name on a line of its own above the chips (a narrower row).
+      const name = el("text", { class: "qname", x: 0, y: a.stack ? -h / 2 - 3 * k : 4 * k }, g);
+      text(name, q.name);
+      const x0 = a.stack ? 0 : (q.name.length * 7 + 6) * k;
       const label = (item) => String(typeof item === "object" ? (item.label ?? item.id ?? JSON.stringify(item)) : item);
       let x = x0;
       items.slice(0, 8).forEach((item, i) => {
@@ -240,7 +246,25 @@ function fitViewBox(stage, model, ctx, hooks) {
   const lines = hooks.details ? Math.max(0, ...ns.map((n) => hooks.details(n, model).length)) : 0;
   let k = 1;
   let box = null;
-  for (let i = 0; i < 2; i++) {   // padding is in screen pixels, so it depends on the zoom
+  let near = Infinity;
+  if (ns.length <= 80) {
+    for (let i = 0; i < ns.length; i++) for (let j = i + 1; j < ns.length; j++) {
+      near = Math.min(near, Math.hypot(ns[i].x - ns[j].x, ns[i].y - ns[j].y));
+    }
+  }
+  if (hooks.extent) {   // the layout knows what it draws around each node: fit exactly that
+    const r = Number.isFinite(near) ? Math.max(ctx.r, Math.min(34, near * 0.32)) : ctx.r;
+    for (let i = 0; i < 3; i++) {
+      const dense = near / k < 95;
+      const ex = ns.map((n) => hooks.extent(n, { ...ctx, r, k, dense }, model));
+      const pad = 10 * k;
+      const x0 = Math.min(...ex.map((e) => e[0])) - pad, x1 = Math.max(...ex.map((e) => e[2])) + pad;
+      const y0 = Math.min(...ex.map((e) => e[1])) - pad, y1 = Math.max(...ex.map((e) => e[3])) + pad;
+      box = [x0, y0, x1 - x0, y1 - y0];
+      k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
+    }
+  }
+  for (let i = 0; i < 2 && !hooks.extent; i++) {   // padding is in screen pixels, so it depends on the zoom
     const padX = ctx.r + (model.view.queues.size ? 130 : 50) * k;
     const padTop = ctx.r + 30 * k, padBottom = ctx.r + (22 + 15 * (lines + 1)) * k;
     const x0 = Math.min(...xs) - padX, x1 = Math.max(...xs) + padX;
@@ -252,12 +276,6 @@ function fitViewBox(stage, model, ctx, hooks) {
   stage.k = k;
   // Nodes closer than ~95 screen pixels have no room for detail lines (tooltips and the
   // inspector still have them).
-  let near = Infinity;
-  if (ns.length <= 80) {
-    for (let i = 0; i < ns.length; i++) for (let j = i + 1; j < ns.length; j++) {
-      near = Math.min(near, Math.hypot(ns[i].x - ns[j].x, ns[i].y - ns[j].y));
-    }
-  }
   stage.dense = near / k < 95;
   stage.near = near;
   stage.svg.style.setProperty("--k", k.toFixed(3));

@@ -1,8 +1,13 @@
-// Game layout (task_game): agents in the middle, their pools with units (a square per unit
-// beside the pool, filled when in use), each pool's request queue with tickets, order forms, and the tasks
-// outside with their phase.
+// Game layout (task_game): one group per network node (its agent, with its pools on either
+// side), a square per unit beside each pool (filled when in use), each pool's request queue
+// with tickets and order forms under it, and the tasks in a row above the node that created
+// them, their phase and ticket above them (the edges leave them downwards). Positions come from
+// protocols/task_game/view.py; the sizes below are the ones tests/test_task_game.py checks for
+// overlaps (keep the two in step).
 
 import { el, keyed, text } from "../svg.js";
+
+const CHAR = 7;          // px per character of 11-12 px text (the queue chips use the same)
 
 function details(n) {
   const out = [];
@@ -16,7 +21,7 @@ function details(n) {
   return out;
 }
 
-/** A small square per unit of each pool, under it: filled (and named) when a task uses it. */
+/** A small square per unit of each pool, on its right. */
 function drawFront(layer, model, ctx) {
   const k = ctx.k || 1;
   const pools = Array.from(model.view.nodes.values()).filter((n) => Array.isArray(n.units));
@@ -36,10 +41,70 @@ function drawFront(layer, model, ctx) {
     (n) => JSON.stringify(n.units) + n.x + n.y + ctx.r + k);
 }
 
+/** How many tasks may queue at a pool (its chips and order forms are sized for them all). */
+function interested(model, pool) {
+  let m = 0;
+  for (const n of model.view.nodes.values()) if (n.kind === "task" && (n.interest || []).includes(pool.id)) m += 1;
+  return Math.max(1, m);
+}
+
+/**
+ * Everything drawn for a node, as [x0, y0, x1, y1], at its largest (so that the zoom does not
+ * change while the run goes on): a task's three lines above it, a pool's units on its right
+ * and its badge, order forms and queue under it.
+ */
+function extent(n, ctx, model) {
+  const r = ctx.r, k = ctx.k || 1, lines = ctx.dense ? 0 : 1;
+  if (n.kind === "task") {
+    const w = Math.max(r, (10 * CHAR * k) / 2);
+    return [n.x - w, n.y - r - (8 + 28 + 10) * k * lines - 2 * k, n.x + w, n.y + r + 2 * k];
+  }
+  if (n.kind === "pool") {
+    const m = interested(model, n);
+    const idLen = Math.max(2, ...Array.from(model.view.nodes.values()).filter((t) => t.kind === "task").map((t) => String(t.id).length));
+    const chip = (Math.max(24, (idLen + 2) * CHAR + 8) + 3) * k;
+    const q = Math.max((String(n.id).length + 9) * CHAR, 0) * k;
+    const orders = ((7 + Math.min(m, 8) * (idLen + 3)) * CHAR * k) / 2 * lines;
+    const units = r + 5 * k + Math.ceil(n.units.length / 3) * 14 * k;
+    return [n.x - Math.max(r, orders), n.y - r * 0.8, n.x + Math.max(units, orders, -r + Math.max(q, Math.min(m, 8) * chip + (m > 8 ? 24 * k : 0))),
+            n.y + r + 67 * k];
+  }
+  const w = Math.max(r, (9 * CHAR * k) / 2 * lines);
+  return [n.x - w, n.y - r - 2 * k, n.x + w, n.y + r + (lines ? 20 : 2) * k];
+}
+
+/** A light box behind each network node: its agent and its pools. */
+function drawBack(layer, model, ctx) {
+  const nodes = Array.from(model.view.nodes.values());
+  const groups = nodes.filter((n) => n.kind === "agent").map((a) => ({ a, members: nodes.filter((n) => n === a || (n.kind === "pool" && n.agent === a.id)) }));
+  const k = ctx.k || 1;
+  keyed(layer, groups, (gr) => gr.a.id,
+    () => el("g", { class: "game-node" }),
+    (g, gr) => {
+      g.replaceChildren();
+      const ex = gr.members.map((n) => {
+        const e = extent(n, ctx, model);
+        // the box holds the shapes, not the queue rows under the pools
+        return n.kind === "pool" ? [n.x - ctx.r, e[1], n.x + ctx.r + 5 * k + Math.ceil(n.units.length / 3) * 14 * k, n.y + ctx.r * 0.8] : e;
+      });
+      const pad = 10 * k;
+      const x0 = Math.min(...ex.map((e) => e[0])) - pad, x1 = Math.max(...ex.map((e) => e[2])) + pad;
+      const y0 = Math.min(...ex.map((e) => e[1])) - pad, y1 = Math.max(...ex.map((e) => e[3])) + pad / 2;
+      el("rect", { class: "game-node-box" + (gr.a.crashed ? " crashed" : ""), x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 10 * k }, g);
+      text(el("title", {}, g), `network node of agent ${gr.a.id}: its pools ${gr.members.filter((n) => n.kind === "pool").map((n) => n.id).join(", ") || "(none)"}`);
+    },
+    (gr) => gr.members.map((n) => `${n.id}${n.x},${n.y}`).join("|") + ctx.r + k + ctx.dense);
+}
+
 export default {
   details,
   drawFront,
+  drawBack,
+  extent,
   edgeDirected: (e) => e.kind === "interest" || e.directed === true,
   nodeShape: (n) => (n.kind === "pool" ? "rect" : n.kind === "agent" ? "diamond" : "circle"),
-  queueAnchor: (n, idx, ctx) => ({ x: n.x - ctx.r, y: n.y + ctx.r + (26 + idx * 20) * (ctx.k || 1), right: true }),
+  stackBadges: (n) => n.kind === "task",
+  detailsAbove: (n) => n.kind === "task",
+  // under the pool's badge and order forms: the name, then the tickets in a row
+  queueAnchor: (n, idx, ctx) => ({ x: n.x - ctx.r, y: n.y + ctx.r + (58 + idx * 36) * (ctx.k || 1), right: true, stack: true }),
 };
