@@ -99,7 +99,7 @@ def boxes(view: dict[str, Any]) -> list[tuple[str, Box]]:
             w = text_width(line) * k
             out.append((f"{nid} line {line!r}", (x - w / 2, y + ly - 10 * k, x + w / 2, y + ly + 3 * k)))
             ly += 14 * k
-    for i, q in enumerate(view["queues"]):           # game.js queueAnchor, stacked row
+    for q in view["queues"]:                 # game.js queueAnchor, stacked row
         n = next(m for m in view["nodes"] if m["id"] == q["node"])
         ax, ay = n["x"] - r, n["y"] + r + 58 * k
         h = 17 * k

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from ..kernel import FAULT, Event, Simulator, State
 from ..kernel.lean import LeanSimulator, Working
 
-
 _NONE: frozenset = frozenset()
 
 

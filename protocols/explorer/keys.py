@@ -168,7 +168,7 @@ class Keyer:
         else:
             new = list(parent[0])
             if numbers is not None:
-                for i, n in zip(touched, numbers):
+                for i, n in zip(touched, numbers, strict=True):
                     new[i] = n
             else:
                 procs = st.procs
