@@ -50,7 +50,8 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     async def security_headers(request: Request, call_next):  # type: ignore[no-untyped-def]
         response: Response = await call_next(request)
         # the viewer with embed=1 is meant to sit in an iframe on a course page
-        embed = request.url.path.startswith("/sim/") and request.query_params.get("embed") == "1"
+        embed = (request.url.path.startswith(("/sim/", "/lesson/"))
+                 and request.query_params.get("embed") == "1")
         response.headers.setdefault("Content-Security-Policy",
                                     CSP.format(ancestors="*" if embed else "'self'"))
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
@@ -83,6 +84,8 @@ def create_app(limits: Limits | None = None) -> FastAPI:
         links = None          # type: ignore[assignment]
     if links is not None:
         app.include_router(links.router)
+    from . import lessons  # guided lessons and erratum pages (app/lessons.py)
+    app.include_router(lessons.router)
     app.mount("/static", StaticFiles(directory=str(ROOT / "static"), check_dir=False),
               name="static")
     return app
