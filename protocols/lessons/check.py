@@ -57,9 +57,11 @@ class Place:
 
 def place(lesson: Lesson, chapter: Chapter) -> Place:
     """The chapter's place; LessonError names a bad scenario, variant or step."""
-    sc = gallery().get(lesson.scenario)
+    sid = chapter.scenario or lesson.scenario
+    sc = gallery().get(sid)
     if sc is None:
-        raise LessonError(f"{lesson.id}: scenario: unknown scenario id {lesson.scenario!r}")
+        field = f"chapters[{chapter.id}].scenario" if chapter.scenario else "scenario"
+        raise LessonError(f"{lesson.id}: {field}: unknown scenario id {sid!r}")
     if sc.protocol != lesson.protocol:
         raise LessonError(f"{lesson.id}: protocol: the scenario {sc.id!r} runs {sc.protocol}, "
                           f"not {lesson.protocol}")
@@ -68,7 +70,8 @@ def place(lesson: Lesson, chapter: Chapter) -> Place:
     where = f"{lesson.id}: chapters[{chapter.id}]"
     if variant not in proto.variants:
         raise LessonError(f"{where}: variant {variant!r} is not one of {', '.join(proto.variants)}")
-    explicit = chapter.schedule if chapter.schedule is not None else lesson.schedule
+    explicit = chapter.schedule if chapter.schedule is not None else (
+        lesson.schedule if not chapter.scenario else None)
     timeline = tuple(explicit) if explicit is not None else _default_trace(sc.id, variant)
     if chapter.step > len(timeline):
         raise LessonError(f"{where}.step: {chapter.step} is past the end of the schedule "
@@ -163,11 +166,12 @@ def validate(lesson: Lesson) -> list[str]:
             [ch.prediction.check] if ch.prediction else [])
         for t in texts:
             names += process_names(parse(t))
+        known = set(sim.pids) | {str(n["id"]) for n in Facts(sim).view["nodes"]}
         for n in names:
-            if n not in sim.index:
+            if n not in known:
                 problems.append(f"{where}: names unknown process {n!r}; processes: "
                                 f"{', '.join(sim.pids)}")
-        if any(n not in sim.index for n in names):
+        if any(n not in known for n in names):
             continue
         try:
             for c, ok in claim_results(sim, list(ch.claims)):

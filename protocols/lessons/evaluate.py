@@ -120,7 +120,7 @@ def _call(node: Node, facts: Facts) -> Any:
     if name == "crashed":
         return _proc(args[0], facts) in sim.crashed
     if name == "field":
-        n = facts.node(_proc(args[0], facts))
+        n = facts.node(str(value(args[0], facts)))   # any node of the view (also resources)
         key = str(value(args[1], facts))
         if key not in n:
             raise PredicateError(f"{n['id']} has no field {key!r}; fields: {', '.join(n)}")
@@ -157,7 +157,16 @@ def _call(node: Node, facts: Facts) -> Any:
         if not isinstance(v, list | tuple | str):
             raise PredicateError("len() of something that is not a list")
         return len(v)
+    if name == "meets":
+        a, b = (set(_flat(value(x, facts))) for x in args)
+        return bool(a & b)
     raise PredicateError(f"unknown function {name!r}")
+
+
+def _flat(v: Any) -> list[str]:
+    if isinstance(v, list | tuple):
+        return [y for x in v for y in _flat(x)]
+    return [str(v)]
 
 
 def _plain(v: Any) -> Any:
@@ -178,7 +187,7 @@ def _rotations_equal(a: list, b: list) -> bool:
 
 
 def _compare(op: str, left: Node, right: Node, facts: Facts) -> bool:
-    a, b = value(left, facts), value(right, facts)
+    a, b = _numeric(value(left, facts)), _numeric(value(right, facts))
     if op in ("==", "!="):
         if "cycle" in (left.value, right.value) and isinstance(a, list) and isinstance(b, list):
             eq = _rotations_equal([str(x) for x in a], [str(x) for x in b])
@@ -188,6 +197,13 @@ def _compare(op: str, left: Node, right: Node, facts: Facts) -> bool:
     if not isinstance(a, int) or not isinstance(b, int):
         raise PredicateError(f"{op} compares numbers, not {a!r} and {b!r}")
     return {">=": a >= b, "<=": a <= b, ">": a > b, "<": a < b}[op]
+
+
+def _numeric(v: Any) -> Any:
+    """A student's answer "3" compared with a count 3: digits read as a number."""
+    if isinstance(v, str) and v.lstrip("-").isdigit() and len(v) < 10:
+        return int(v)
+    return v
 
 
 def _norm(v: Any) -> Any:

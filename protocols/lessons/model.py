@@ -80,6 +80,7 @@ class Chapter(_Strict):
     text: list[str] = Field(min_length=1, max_length=6)
     cite: str = Field(min_length=1, max_length=200)        # paper section / figure / line
     step: int = Field(ge=0)
+    scenario: str | None = Field(default=None, max_length=80)   # another gallery scenario
     variant: str | None = Field(default=None, max_length=40)
     schedule: list[str] | None = Field(default=None, max_length=2000)   # replaces the lesson's
     highlight: list[str] = Field(default_factory=list, max_length=12)

@@ -40,6 +40,7 @@ FUNCTIONS: dict[str, tuple[tuple[int, ...], int, int, str]] = {
     "tokens": ((), 1, 1, "kout_tree: tokens of a type (ResT, PushT, PrioT) in the system"),
     "enabled": ((), 1, 1, "an event id that may happen now"),
     "len": ((), 1, 1, "the length of a list"),
+    "meets": ((), 2, 2, "two lists (or lists of lists) share an element"),
 }
 VALUES = {
     "step": "the current step",
