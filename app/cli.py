@@ -129,6 +129,9 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--port", type=int, default=8000)
     v.add_argument("--ws-max-size", type=int, default=1 << 20)
     v.set_defaults(func=cmd_serve)
+
+    from .lessons import add_cli  # `allocscope lessons` (app/lessons.py)
+    add_cli(sub)
     return p
 
 

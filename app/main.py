@@ -86,6 +86,8 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     app.include_router(ws.router)
     app.include_router(checks.router)
     app.include_router(links.router)
+    from . import lessons  # guided lessons and erratum pages (app/lessons.py)
+    app.include_router(lessons.router)
     app.mount("/static", StaticFiles(directory=str(ROOT / "static"), check_dir=False),
               name="static")
     lim = app.state.limits
