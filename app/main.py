@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from . import checks, pages, ws
+from . import checks, pages, rooms, ws
 from .governor import Governor
 from .limits import Limits
 
@@ -77,6 +77,7 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     app.include_router(pages.router)
     app.include_router(ws.router)
     app.include_router(checks.router)
+    rooms.install(app)    # classroom rooms (app/rooms/)
     try:
         from . import links  # the share-links router (app/links.py), when present
     except ImportError:
