@@ -23,7 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from . import checks, guards, links, pages, ws
+from . import checks, guards, links, pages, rooms, ws
 from .governor import Governor
 from .limits import Limits, SettingsError
 
@@ -86,6 +86,7 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     app.include_router(ws.router)
     app.include_router(checks.router)
     app.include_router(links.router)
+    rooms.install(app)    # classroom rooms (app/rooms/)
     from . import lessons  # guided lessons and erratum pages (app/lessons.py)
     app.include_router(lessons.router)
     app.mount("/static", StaticFiles(directory=str(ROOT / "static"), check_dir=False),
