@@ -142,6 +142,20 @@ def check_fields(sc: "Scenario") -> BaseModel | None:
         raise ScenarioError(format_errors(exc)) from None
 
 
+def field_errors(sc: "Scenario", limit: int = 20) -> list[tuple[str, str]]:
+    """(field path, reason) for each problem the protocol's model finds in ``sc``."""
+    try:
+        check_fields(sc)
+    except ScenarioError:
+        model = scenario_model(sc.protocol)
+        try:
+            model.model_validate({"params": sc.params, "topology": sc.topology,
+                                  "workload": sc.workload})
+        except ValidationError as exc:
+            return errors_of(exc)[:limit]
+    return []
+
+
 def schema(protocol: str) -> dict[str, Any]:
     """The JSON Schema of a scenario of ``protocol``: the envelope with its params / topology /
     workload typed by the protocol's model (what /api/schema/{protocol} serves)."""
@@ -158,12 +172,14 @@ def schema(protocol: str) -> dict[str, Any]:
     return out
 
 
+def errors_of(exc: ValidationError, root: str = "scenario") -> list[tuple[str, str]]:
+    """(field path, reason) of each error pydantic found, the path rooted at ``root``."""
+    return [(".".join([root, *(str(x) for x in err["loc"])]),
+             err["msg"].removeprefix("Value error, ")) for err in exc.errors()]
+
+
 def format_errors(exc: ValidationError, root: str = "scenario") -> str:
-    parts = []
-    for err in exc.errors()[:8]:
-        loc = ".".join([root, *(str(x) for x in err["loc"])])
-        msg = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{loc}: {msg}")
+    parts = [f"{loc}: {msg}" for loc, msg in errors_of(exc, root)[:8]]
     more = len(exc.errors()) - 8
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 

@@ -37,7 +37,7 @@ class Params(Section):
     requests: whole(0, 1_000_000, "critical-section requests per process") = 1
     lossy: str | None = Field(None, max_length=40,
                               description="variant lossy: the process that loses the token")
-    note: str = Field("", max_length=4000, description="free text for the reader; not run")
+    note: str = Field("", description="free text for the reader; not run")
 
 
 class Fields(ScenarioFields):
