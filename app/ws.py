@@ -28,7 +28,7 @@ from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
 from . import commands as C
-from .frames import FrameBuilder, encode, error, inspect_frame
+from .frames import FrameBuilder, encode, error, history_frame, inspect_frame
 from .governor import FIRST_COST, Governor
 from .limits import Limits, TokenBucket
 from .linkstate import LinkError
@@ -223,20 +223,27 @@ class Connection:
             return inspect_frame(s, rid, cmd.proc)
         if s.sim is None:
             raise SessionError("no scenario loaded: send {\"op\": \"load\", ...} first")
+        if op == "history":
+            return history_frame(s, rid, cmd.from_, cmd.to)
         if op == "step":
             s.step()
         elif op == "deliver":
             s.deliver(cmd.event)
         elif op == "fault":
             s.fault(cmd.event)
-        elif op in ("back", "goto", "reset"):
+        elif op in ("back", "goto", "branch"):
+            # time travel answers with a diff like a step (docs/websocket.md, "Branches")
             self.stop_play()
             if op == "back":
                 s.back()
             elif op == "goto":
                 s.goto(cmd.step)
             else:
-                s.reset()
+                s.switch_branch(cmd.branch, cmd.step)
+            return self.frames.incremental(s, rid, jump=True)
+        elif op == "reset":
+            self.stop_play()
+            s.reset()
             return self.frames.full(s, rid)
         elif op == "play":
             s.start_play()
