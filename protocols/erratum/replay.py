@@ -59,3 +59,27 @@ def run_side(r: Replay, side: Run) -> Result:
     facts = Facts(sim)
     claims = [(c, holds(parse(c), facts)) for c in side.claims]
     return Result(side.variant, res["outcome"], list(sim.trace), followed, claims)
+
+
+def applicable_prefix(r: Replay, variant: str) -> list[str]:
+    """The longest prefix of the replay's schedule that ``variant`` can apply (for a link)."""
+    sc = gallery()[r.scenario]
+    sim = runner.build(sc, variant)
+    out: list[str] = []
+    for eid in schedule_of(r):
+        if eid not in sim.enabled_ids() and not eid.startswith("f:"):
+            break
+        sim.step(eid)
+        out.append(eid)
+    return out
+
+
+def viewer_link(r: Replay, variant: str) -> str:
+    """One click: the viewer at the end of the applicable schedule; play goes on from there
+    with the scenario's own scheduler, as the test's replay does."""
+    prefix = applicable_prefix(r, variant)
+    base = f"/sim/{r.scenario}?variant={quote(variant)}"
+    if not prefix:
+        return base
+    ids = ",".join(quote(e, safe="") for e in prefix)
+    return f"{base}&schedule={ids}&step={len(prefix)}"
