@@ -131,6 +131,20 @@ def right_answers(lesson: Lesson, chapter: Chapter) -> list[str]:
     return [a for a in candidates(lesson, chapter) if judge(lesson, chapter, a)]
 
 
+def reveal(lesson: Lesson, chapter: Chapter, right: list[str]) -> dict[str, Any]:
+    """Where the figure goes to show the answer: the step the check reads (node / choice), or
+    the chapter's state plus one right message delivered."""
+    pr = chapter.prediction
+    assert pr is not None
+    p = place(lesson, chapter)
+    if pr.answer_on == "message":
+        sched = p.schedule + right[:1]
+    else:
+        sched = list(p.timeline[: pr.at if pr.at is not None else chapter.step])
+    return {"scenario": p.scenario.id, "variant": p.variant, "schedule": sched,
+            "step": len(sched)}
+
+
 def try_goal(lesson: Lesson, chapter: Chapter, events: list[str]) -> dict[str, Any]:
     """Replays the student's events from the chapter's state; says whether the goal holds."""
     ti = chapter.try_it
