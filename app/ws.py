@@ -29,7 +29,9 @@ from . import commands as C
 from .frames import FrameBuilder, encode, error, inspect_frame
 from .governor import Governor
 from .limits import Limits, TokenBucket
+from .linkstate import LinkError
 from .session import Session, SessionError
+from .store import StoreError, get_link
 
 router = APIRouter()
 log = logging.getLogger("allocscope.ws")
@@ -72,11 +74,6 @@ def origin_allowed(ws: WebSocket, limits: Limits) -> bool:
 def resolve_link(link_id: str) -> dict[str, Any]:
     """A short link's scenario, variant, schedule, step and notice, replayed and verified by the
     links store (``app.store.get_link``); SessionError with the store's sentence otherwise."""
-    try:
-        from .linkstate import LinkError
-        from .store import StoreError, get_link
-    except ImportError:
-        raise SessionError("short links are not available on this server") from None
     try:
         return get_link(link_id)
     except LinkError as exc:

@@ -14,7 +14,8 @@ from typing import Any
 
 import networkx as nx
 
-from .kernel import ENV, Action, Ctx, Guard, Message, Protocol, Setup
+from .kernel import ENV, Ctx, Message, Setup
+from .kernel.rules import RuleProtocol, receive, rule
 from .scenario import ScenarioError
 
 
@@ -35,7 +36,7 @@ class Config:
     lossy: str | None
 
 
-class TokenRing(Protocol):
+class TokenRing(RuleProtocol):
     id = "token_ring"
     title = "Token ring (teaching example)"
     variants = ("reliable", "lossy")
@@ -63,31 +64,21 @@ class TokenRing(Protocol):
         return Setup(pids, states, Config(pids, nxt, prv, lossy),
                      messages=((pids[-1], pids[0], "Token", None),), capacity={"cs": 1})
 
-    # ---- guarded actions ------------------------------------------------------------------
-    def actions(self, config: Config, pid: str, s: Proc) -> list[Action]:
-        if s.phase == "idle" and s.requests_left > 0:
-            return [Action(ENV, "request", f"{pid} requests the critical section", progress=False)]
-        if s.phase == "in_cs":
-            return [Action(ENV, "release", f"{pid} leaves its critical section")]
-        return []
-
-    def guards(self, config: Config, pid: str, s: Proc) -> list[Guard]:
-        prev = config.prev[pid]
-        return [
-            Guard("request", s.phase == "idle" and s.requests_left > 0,
-                  waiting_for="" if s.requests_left else "no requests left"),
-            Guard("enter (on Token)", s.phase == "wanting" and s.token,
-                  waiting_for=f"the Token from {prev}" if s.phase == "wanting" else "a request"),
-            Guard("release", s.phase == "in_cs", waiting_for="being in the critical section"),
-        ]
-
-    def do_request(self, ctx: Ctx, pid: str, _arg: str) -> None:
+    # ---- the rules table: one row per guarded block ---------------------------------------
+    @rule(ENV, title="request", progress=False,
+          when=lambda cfg, pid, s: s.phase == "idle" and s.requests_left > 0,
+          waits=lambda cfg, pid, s: "being idle" if s.requests_left else "no requests left",
+          label=lambda cfg, pid, s: f"{pid} requests the critical section")
+    def request(self, ctx: Ctx, pid: str, _arg: str) -> None:
         s = ctx.get(pid)
         ctx.put(pid, replace(s, phase="wanting", requests_left=s.requests_left - 1))
         ctx.request(pid)
         ctx.say(f"{pid} wants the critical section and waits for the token", pid)
 
-    def do_release(self, ctx: Ctx, pid: str, _arg: str) -> None:
+    @rule(ENV, title="release", when=lambda cfg, pid, s: s.phase == "in_cs",
+          waits="being in the critical section",
+          label=lambda cfg, pid, s: f"{pid} leaves its critical section")
+    def release(self, ctx: Ctx, pid: str, _arg: str) -> None:
         ctx.exit_cs(pid)
         if pid == ctx.config.lossy:
             ctx.put(pid, replace(ctx.get(pid), phase="idle", token=False))
@@ -98,18 +89,23 @@ class TokenRing(Protocol):
         ctx.send(pid, nxt, "Token")
         ctx.say(f"{pid} leaves its critical section and passes the token to {nxt}", pid)
 
-    # ---- messages -------------------------------------------------------------------------
-    def on_Token(self, ctx: Ctx, msg: Message) -> None:
+    @receive("Token", title="enter (on Token)",
+             when=lambda cfg, pid, s, msg: s.phase == "wanting" and not s.token,
+             waits=lambda cfg, pid, s: f"the Token from {cfg.prev[pid]}"
+             if s.phase == "wanting" else "a request")
+    def enter(self, ctx: Ctx, msg: Message) -> None:
         pid = msg.dst
-        s = ctx.get(pid)
-        if s.phase == "wanting" and not s.token:
-            ctx.put(pid, replace(s, phase="in_cs", token=True))
-            ctx.enter_cs(pid, ("cs",))
-            ctx.say(f"{pid} receives the token and enters its critical section", pid)
-        else:
-            nxt = ctx.config.next[pid]
-            ctx.send(pid, nxt, "Token")
-            ctx.say(f"{pid} does not need the token and passes it to {nxt}", pid)
+        ctx.put(pid, replace(ctx.get(pid), phase="in_cs", token=True))
+        ctx.enter_cs(pid, ("cs",))
+        ctx.say(f"{pid} receives the token and enters its critical section", pid)
+
+    @receive("Token", title="pass on (on Token)",
+             waits=lambda cfg, pid, s: f"the Token from {cfg.prev[pid]}")
+    def pass_on(self, ctx: Ctx, msg: Message) -> None:
+        pid = msg.dst
+        nxt = ctx.config.next[pid]
+        ctx.send(pid, nxt, "Token")
+        ctx.say(f"{pid} does not need the token and passes it to {nxt}", pid)
 
     # ---- monitors and views ---------------------------------------------------------------
     def wait_for(self, sim: Any) -> nx.DiGraph:
