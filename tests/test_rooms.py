@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from app.limits import Settings, SettingsError
 from app.rooms.bus import InProcessBus
-from app.rooms.model import RoomSettings, norm_code
+from app.rooms.model import norm_code
 from app.rooms.ops import DRIVING_OPS
 from protocols import runner
 from protocols.scenario import gallery
@@ -34,12 +35,13 @@ def test_codes_and_settings() -> None:
     assert norm_code("k7qm2") is None                          # too short
     assert norm_code("abcdef") == "ABCDEF"
     assert norm_code("abcde0") is None                         # 0 is not in the alphabet
-    assert RoomSettings.from_env({}).redis_url == ""
-    with pytest.raises(ValueError, match="ALLOCSCOPE_ROOM_MAX_STUDENTS: must be a number"):
-        RoomSettings.from_env({"ALLOCSCOPE_ROOM_MAX_STUDENTS": "many"})
-    with pytest.raises(ValueError, match="ALLOCSCOPE_REDIS_URL: must be a redis://"):
-        RoomSettings.from_env({"ALLOCSCOPE_REDIS_URL": "localhost:6379"})
-    assert RoomSettings.from_env({"ALLOCSCOPE_ROOM_IDLE_SECONDS": "60"}).room_idle_seconds == 60
+    assert Settings.from_env({}).redis_url == ""
+    with pytest.raises(SettingsError, match="ALLOCSCOPE_ROOM_MAX_STUDENTS='many': must be a "):
+        Settings.from_env({"ALLOCSCOPE_ROOM_MAX_STUDENTS": "many"})
+    with pytest.raises(SettingsError, match="ALLOCSCOPE_REDIS_URL=.*is not a redis://"):
+        Settings.from_env({"ALLOCSCOPE_REDIS_URL": "localhost:6379"})
+    assert Settings.from_env({"ALLOCSCOPE_ROOM_IDLE_SECONDS": "60"}).room_idle_seconds == 60
+    assert Settings.from_env({"ALLOCSCOPE_REDIS_URL": "redis://127.0.0.1:6379/0"}).redis_url
 
 
 def test_in_process_bus_expires_keys_and_delivers_after_the_turn() -> None:
