@@ -77,6 +77,9 @@ class RoomState:
     lesson: str | None = None
     chapter: int | None = None         # the lesson chapter the teacher shows (0-based)
     chapter_title: str = ""
+    chapter_text: list[str] = field(default_factory=list)   # a lesson chapter's paragraphs
+    chapter_cite: str = ""
+    chapters: int = 0                  # how many chapters the room's lesson has
     branch: Any = None                 # the teacher session's branch, when sessions have them
     round: dict[str, Any] | None = None      # the open predict round (see rounds.py)
     experiment: dict[str, Any] | None = None  # the open class experiment
