@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import urllib.error
 import urllib.request
 from typing import Any
@@ -68,7 +69,19 @@ def test_in_process_bus_expires_keys_and_delivers_after_the_turn() -> None:
         assert got == []                                     # not inside the publisher's turn
         await asyncio.sleep(0)
         assert got == [("c", "x")]
-    asyncio.run(main())
+    # in a thread of its own: a browser test's loop may be running in this one
+    failed: list[BaseException] = []
+    th = threading.Thread(target=lambda: _catch(failed, lambda: asyncio.run(main())))
+    th.start()
+    th.join(10)
+    assert not failed, failed
+
+
+def _catch(into: list[BaseException], fn: Any) -> None:
+    try:
+        fn()
+    except BaseException as exc:   # noqa: BLE001 - handed back to the test
+        into.append(exc)
 
 
 def test_start_room_api_and_qr(live_server: str) -> None:

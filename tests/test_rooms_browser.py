@@ -120,6 +120,13 @@ def test_teacher_and_three_students(browser: Any, live_server: str, screenshots:
     assert st(teacher) == before
     assert st(students[0])["hash"] == before["hash"]
 
+    # the teacher loads a scenario afresh (the recorded Fig. 3 run): the class follows
+    teacher.evaluate("() => window.allocscope.socket.send({op: 'load', scenario: 'datta-fig3', "
+                     "variant: 'naive'})")
+    teacher.wait_for_function("() => window.allocscope.model.event === null && "
+                              "window.allocscope.model.step === window.allocscope.model.total")
+    same_as(students, teacher)
+
     # a predict round: 2 + 1 answers, tallied live on the teacher's page
     teacher.select_option("#room-ask", "next-delivery")
     for s in students:
