@@ -95,6 +95,11 @@ class LeanSimulator(Simulator):
         self._load(st)
         self._refresh_all()
 
+    def load_with_actions(self, st: State, acts: dict[int, tuple[Event, ...]]) -> None:
+        """Make ``st`` current with its processes' enabled actions already known."""
+        self._load(st)
+        self._acts = dict(acts)
+
     def state(self) -> State:
         """``Simulator.state``, skipping the sorts when nobody is in a critical section or
         waiting (most states of a search)."""

@@ -64,6 +64,7 @@ class Monitors:
         # Opt-in (Protocol.livelock_bypass): a repeated state is a livelock when one requester
         # has waited through the whole period, even if others entered meanwhile (kout_tree Fig. 3).
         self._bypass = bool(getattr(sim.protocol, "livelock_bypass", False))
+        self.lean = False           # set by Transitions (see begin_transition)
 
     # ---------------------------------------------------------------- protocol events
     def on_send(self, m: Message) -> None:
@@ -116,8 +117,44 @@ class Monitors:
         key = (self.sim.step_no, "violation:" + text)
         self.findings[key] = Finding(self.sim.step_no, "violation", text)
 
+    # ---------------------------------------------------------------- transitions of a search
+    # ``Transitions`` (the kernel's search API) sets ``lean``: after a step only what protocols
+    # read (``last_event``) and the safety predicates are kept; the search judges deadlock on
+    # new states itself and finds cycles in its graph, so the per-timeline work (the enabled
+    # events, the wait-for graph, the livelock fingerprints) would be wasted on every transition.
+    def begin_transition(self) -> int:
+        """Forget the findings of the previous transition; returns the CS entries so far."""
+        self.findings.clear()
+        self._bad = frozenset()     # so the step reports every current violation as new
+        self._deadlocked = False
+        return self.cs_entries
+
+    def transition_violations(self) -> tuple[str, ...]:
+        """The violations the transition just applied reported (sorted), and bounded history."""
+        self._seen.clear()
+        if len(self.served) > 4096:      # metrics history, not needed by a search
+            self.forget_history()
+        if not self.findings:
+            return ()
+        return tuple(sorted(f.text for f in self.findings.values() if f.kind == "violation"))
+
+    def clear_history(self) -> None:
+        """Empty the livelock fingerprint memory (a per-timeline heuristic)."""
+        self._seen.clear()
+
+    def _after_step_lean(self, ev: Event) -> None:
+        self.last_event = ev
+        if self._checks:
+            bad = self.sim.protocol.violations(self.sim)
+            if bad:                     # rarely: skip the sort of an empty list otherwise
+                for text in sorted(set(bad)):
+                    self.violation(text)
+
     # ---------------------------------------------------------------- after every step
     def after_step(self, ev: Event) -> None:
+        if self.lean:
+            self._after_step_lean(ev)
+            return
         sim = self.sim
         step = sim.step_no
         self.last_event = ev        # e.g. kout_tree: a fault ends legitimacy, a protocol step not
@@ -126,7 +163,11 @@ class Monitors:
             for text in sorted(bad - self._bad):
                 self.violation(text)
             self._bad = bad
-        if not sim.waiting:
+        if not sim.waiting and not sim.cs and sim._unfinished_hook is None:
+            unfinished: list[str] = []
+        else:
+            unfinished = sim.unfinished()
+        if not unfinished:
             self._deadlocked = False
             self._seen.clear()
             return
@@ -134,8 +175,7 @@ class Monitors:
         stuck = not any(e.progress for e in enabled)
         if stuck and not self._deadlocked:
             cycle = self.wait_cycle()
-            who = ", ".join(sorted(sim.waiting))
-            text = f"deadlock: {who} wait{'s' if len(sim.waiting) == 1 else ''} and nothing can move"
+            text = "deadlock: " + _who(unfinished, sim.waiting) + " and nothing can move"
             if cycle:
                 text += "; wait-for cycle " + " → ".join(map(str, cycle + cycle[:1]))
             self.findings[(step, "deadlock")] = Finding(step, "deadlock", text, cycle)
@@ -156,8 +196,8 @@ class Monitors:
                         f"throughout the period")
             else:
                 text = (f"livelock: the global state of step {t0} repeats at step {step} while "
-                        f"{', '.join(sorted(sim.waiting))} wait and nobody entered a critical "
-                        f"section")
+                        f"{_who(unfinished, sim.waiting, plural=True)} and nobody entered a "
+                        "critical section")
             self.findings[(step, "livelock")] = Finding(step, "livelock", text, period=period)
         if len(self._seen) >= LIVELOCK_WINDOW:
             self._seen.clear()
@@ -240,6 +280,16 @@ class Monitors:
         """Drop the served-request history (the explorer, which has no timeline, calls this)."""
         del self.served[:]
         del self._timeline_served[:]
+
+
+def _who(unfinished: list[str], waiting: Any, plural: bool = False) -> str:
+    """"C1, C2 wait" when only waiting processes are unfinished (the wording before the
+    ``unfinished`` hook), else "C1 has not finished" / "C1, C3 have not finished"."""
+    if all(p in waiting for p in unfinished):
+        one = len(unfinished) == 1 and not plural
+        return f"{', '.join(unfinished)} wait{'s' if one else ''}"
+    return (f"{', '.join(unfinished)} "
+            f"{'has' if len(unfinished) == 1 else 'have'} not finished")
 
 
 def _base_violations(cls: type) -> Any:

@@ -89,6 +89,14 @@ class Protocol:
         """The wait-for (or dependency) graph of the current state; edges u -> v: u waits for v."""
         return nx.DiGraph()
 
+    def unfinished(self, config: Any, pid: str, state: Any) -> bool:
+        """Whether ``pid`` has started something it has not finished beyond what the kernel
+        already knows (it requested and waits, or is in its critical section): e.g. a client
+        that left its critical section and waits for an acknowledgement. Deadlock and livelock
+        count every unfinished process, not only waiting ones. Default: nothing beyond the
+        kernel's own bookkeeping."""
+        return False
+
     def served_all(self, sim: "Simulator") -> bool:
         """Every request of the workload was made and served."""
         return not sim.waiting

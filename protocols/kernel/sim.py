@@ -76,6 +76,10 @@ class Simulator:
         if len(self.index) != len(self.pids):
             raise SimError("process ids must be unique")
         self.capacity = dict(setup.capacity)
+        # The protocol's ``unfinished`` hook, or None when it keeps the default (nothing beyond
+        # waiting and critical sections): ``unfinished()`` runs after every step.
+        self._unfinished_hook = (protocol.unfinished if type(protocol).unfinished
+                                 is not Protocol.unfinished else None)
         self.monitors = Monitors(self)
 
         self.trace: list[str] = []                 # event ids applied, step k applied trace[k-1]
@@ -467,6 +471,19 @@ class Simulator:
                 self.step(eid)
             except SimError as exc:
                 raise SimError(f"schedule item {i} ({eid!r}) cannot be applied: {exc}") from None
+
+    def unfinished(self) -> list[str]:
+        """The processes that started something they have not finished: waiting, or (not
+        crashed) in their critical section or what the protocol's ``unfinished`` hook adds.
+        Deadlock and livelock are judged on these, not only on the waiting ones."""
+        out = set(self.cs)
+        if self._unfinished_hook is not None:
+            hook, config, procs = self._unfinished_hook, self.config, self.procs
+            out.update(p for i, p in enumerate(self.pids) if hook(config, p, procs[i]))
+        if self.crashed:
+            out.difference_update(self.crashed)
+        out.update(self.waiting)     # as before the hook: a waiting entry counts, crashed or not
+        return sorted(out)
 
     # ------------------------------------------------------------------ inspection
     def inspect(self, pid: str) -> dict[str, Any]:
