@@ -220,8 +220,12 @@ class LeanSimulator(Simulator):
             self._remove_message(m)
             if m.dst not in self.crashed:
                 self.protocol.deliver(ctx, m)
+                if self._eager_hook is not None:
+                    self._settle(ctx)
         elif kind in (LOCAL, ENV, TIMEOUT):
             self.protocol.apply(ctx, ev.pid, ev.id.split(":", 2)[2])
+            if self._eager_hook is not None:
+                self._settle(ctx)
         else:
             self._apply_fault(ctx, ev)
         # The processes whose state this step may have changed, and their states' numbers: all

@@ -75,17 +75,19 @@ class Monitors:
         self.delivered += 1
 
     def on_request(self, pid: str) -> None:
-        if pid not in self.sim.waiting:
-            self.requests += 1
-            self.sim.waiting[pid] = (self.sim.step_no, self.cs_entries)
+        """``pid`` started waiting (the simulator recorded it in ``waiting``)."""
+        self.requests += 1
 
-    def on_enter(self, pid: str, resources: tuple[str, ...]) -> None:
+    def on_enter(self, pid: str, resources: tuple[str, ...], served: tuple[int, int] | None,
+                 again: bool, over: list[str]) -> None:
+        """``pid`` entered its critical section (the simulator updated ``cs`` and ``usage``):
+        ``served`` is the waiting entry it ended, ``again`` whether it was in it already,
+        ``over`` the resources now used beyond their capacity."""
         sim = self.sim
-        if pid in sim.cs:
+        if again:
             self.violation(f"{pid} enters its critical section while already in it")
-        w = sim.waiting.pop(pid, None)
-        if w is not None:
-            rec = (pid, w[0], sim.step_no - w[0], self.cs_entries - w[1])
+        if served is not None:
+            rec = (pid, served[0], sim.step_no - served[0], self.cs_entries - served[1])
             i = len(self.served)
             if i < len(self._timeline_served):
                 self._timeline_served[i] = rec      # replaying the recorded timeline
@@ -93,25 +95,15 @@ class Monitors:
                 self._timeline_served.append(rec)
             self.served.append(rec)
         self.cs_entries += 1
-        sim.cs[pid] = resources
-        for r in resources:
-            users = sim.usage.setdefault(r, [])
-            users.append(pid)
-            cap = sim.capacity.get(r, 1)
-            if len(users) > cap:
-                who = ", ".join(users)
-                self.violation(f"resource {r} is used by {who} at once (capacity {cap})")
+        for r in over:
+            who = ", ".join(sim.usage[r])
+            self.violation(f"resource {r} is used by {who} at once "
+                           f"(capacity {sim.capacity.get(r, 1)})")
         if not self._bypass:
             self._seen.clear()
 
     def on_exit(self, pid: str) -> None:
-        sim = self.sim
-        for r in sim.cs.pop(pid, ()):
-            users = sim.usage.get(r)
-            if users and pid in users:
-                users.remove(pid)
-                if not users:
-                    del sim.usage[r]
+        """``pid`` left its critical section (nothing to count)."""
 
     def violation(self, text: str) -> None:
         key = (self.sim.step_no, "violation:" + text)

@@ -66,6 +66,13 @@ class Protocol:
         """
         return ()
 
+    def eager(self, config: Any, pid: str, state: Any) -> str | None:
+        """The name of an action of ``pid`` that happens at once, at the end of the step that
+        enables it (a status change the paper makes immediate), or None. After each delivery
+        or action the kernel applies these to the processes the step touched, round after
+        round (in process order), until none is left. Default: none."""
+        return None
+
     def deliver(self, ctx: "Ctx", msg: Message) -> None:
         handler = getattr(self, "on_" + msg.kind, None)
         if handler is None:
