@@ -64,6 +64,14 @@ class Expect(_Strict):
         return self.variants.get(variant, self)
 
 
+class Bookmark(_Strict):
+    """A named moment of a scenario's timeline (drawn as a labelled marker by the viewer)."""
+
+    step: int = Field(ge=0, le=1_000_000)
+    label: str = Field(min_length=1, max_length=120)
+    variants: list[str] | None = None      # only on these variants (default: every variant)
+
+
 class Scenario(_Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,79}$")
     title: str = Field(min_length=1, max_length=200)
@@ -81,6 +89,10 @@ class Scenario(_Strict):
     faults: Faults = Field(default_factory=Faults)
     expect: Expect | None = None
     symmetry: list[list[str]] = Field(default_factory=list)   # interchangeable processes
+    # The step that *is* the paper's figure (the viewer opens there), per variant when a dict
+    # ("default" for the others); and named moments the ``teaches`` line talks about.
+    open_at: int | dict[str, int] | None = None
+    bookmarks: list[Bookmark] = Field(default_factory=list, max_length=40)
 
     @field_validator("protocol")
     @classmethod
@@ -90,6 +102,23 @@ class Scenario(_Strict):
         if v not in names:
             raise ValueError(f"unknown protocol {v!r}; known: {', '.join(names)}")
         return v
+
+    @field_validator("open_at")
+    @classmethod
+    def _open_at_range(cls, v: int | dict[str, int] | None) -> int | dict[str, int] | None:
+        for k in ([v] if isinstance(v, int) else (v or {}).values()):
+            if not 0 <= k <= 1_000_000:
+                raise ValueError(f"a step from 0 to 1000000, not {k}")
+        return v
+
+    def open_at_for(self, variant: str) -> int | None:
+        """The figure moment of ``variant`` (None: the end of the recorded schedule)."""
+        if isinstance(self.open_at, dict):
+            return self.open_at.get(variant, self.open_at.get("default"))
+        return self.open_at
+
+    def bookmarks_for(self, variant: str) -> list[Bookmark]:
+        return [b for b in self.bookmarks if b.variants is None or variant in b.variants]
 
     def schedule_for(self, variant: str) -> list[str]:
         if self.schedule is None:
