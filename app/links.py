@@ -25,11 +25,10 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from protocols.scenario import format_errors, gallery
 
-from . import editor, exports, linkcodec, thumbs
+from . import editor, exports, linkcodec, offload, thumbs
 from .linkstate import MAX_LINK_BYTES, LinkError, LinkRecord, LinkRequest, Opened, make, open_record
 from .store import StoreError, get_store, load_record, save_link
 
@@ -47,10 +46,20 @@ MAX_BODY = 2 * MAX_LINK_BYTES
 SHORT_SCHEDULE_CHARS = 4000   # longer schedules travel by link id, not in the viewer's query
 
 
-def _json_error(exc: LinkError | StoreError) -> JSONResponse:
+Failure = (LinkError, StoreError, offload.WorkError)
+
+
+def _json_error(exc: Exception) -> JSONResponse:
     if isinstance(exc, StoreError):
         return JSONResponse({"detail": f"link store unavailable: {exc}"}, 503)
-    return JSONResponse({"detail": exc.message}, exc.status)
+    if isinstance(exc, offload.WorkError):
+        return JSONResponse({"detail": str(exc)}, 413)
+    return JSONResponse({"detail": exc.message}, exc.status)   # type: ignore[attr-defined]
+
+
+async def _off(request: Request, what: str, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` off the event loop, on the app's work budget (app/offload.py)."""
+    return await offload.run(request.app.state.limits, what, fn, *args)
 
 
 def _html_error(request: Request, status: int, message: str) -> HTMLResponse:
@@ -114,8 +123,8 @@ def _described(opened: Opened, lid: str | None = None) -> dict[str, Any]:
 async def create_link(request: Request) -> JSONResponse:
     try:
         data = await _body_json(request)
-        return await run_in_threadpool(_create, data, _max_processes(request))
-    except (LinkError, StoreError) as exc:
+        return await _off(request, "making this link", _create, data, _max_processes(request))
+    except Failure as exc:
         return _json_error(exc)
 
 
@@ -132,8 +141,9 @@ async def fragment_link(request: Request) -> JSONResponse:
     """Like ``POST /api/links`` but stores nothing: only the self-contained ``#s=`` link."""
     try:
         data = await _body_json(request)
-        rec = await run_in_threadpool(make, _request(data), _max_processes(request))
-    except LinkError as exc:
+        rec = await _off(request, "making this link", make, _request(data),
+                         _max_processes(request))
+    except Failure as exc:
         return _json_error(exc)
     return JSONResponse({"fragment_url": linkcodec.url(rec), "step": rec.step,
                          "state_hash": rec.state_hash, "version": rec.version})
@@ -149,11 +159,16 @@ def scenario_file(scenario_id: str) -> JSONResponse:
 
 
 @router.get("/api/links/{lid}")
-def read_link(lid: str) -> JSONResponse:
+async def read_link(request: Request, lid: str) -> JSONResponse:
     try:
-        return JSONResponse(_described(open_record(load_record(lid)), lid))
-    except (LinkError, StoreError) as exc:
+        opened = await _off(request, "opening this link", _open_stored, lid)
+        return JSONResponse(_described(opened, lid))
+    except Failure as exc:
         return _json_error(exc)
+
+
+def _open_stored(lid: str) -> Opened:
+    return open_record(load_record(lid))
 
 
 @router.post("/api/links/decode")
@@ -163,18 +178,20 @@ async def decode_fragment(request: Request) -> JSONResponse:
         frag = data.get("fragment") if isinstance(data, dict) else None
         if not isinstance(frag, str):
             raise LinkError(400, 'body: expected {"fragment": "<payload after #s=>"}')
-        opened = await run_in_threadpool(open_record, linkcodec.decode(frag))
+        opened = await _off(request, "opening this link", open_record, linkcodec.decode(frag))
         return JSONResponse(_described(opened))
-    except LinkError as exc:
+    except Failure as exc:
         return _json_error(exc)
 
 
 @router.get("/s/{lid}", response_class=HTMLResponse)
-def open_short(request: Request, lid: str) -> Response:
+async def open_short(request: Request, lid: str) -> Response:
     try:
-        opened = open_record(load_record(lid))
+        opened = await _off(request, "opening this link", _open_stored, lid)
     except LinkError as exc:
         return _html_error(request, exc.status, exc.message)
+    except offload.WorkError as exc:
+        return _html_error(request, 413, str(exc))
     except StoreError as exc:
         return _html_error(request, 503, f"the link store is unavailable: {exc}")
     return RedirectResponse(_viewer_url(opened.record, lid), status_code=303)
@@ -209,11 +226,15 @@ def _export_response(opened: Opened) -> Response:
 
 
 @router.get("/api/export")
-def export_get(request: Request) -> Response:
+async def export_get(request: Request) -> Response:
     try:
-        return _export_response(_opened_from_query(request))
-    except (LinkError, StoreError) as exc:
+        return await _off(request, "exporting this trace", _export_query, request)
+    except Failure as exc:
         return _json_error(exc)
+
+
+def _export_query(request: Request) -> Response:
+    return _export_response(_opened_from_query(request))
 
 
 @router.post("/api/export")
@@ -221,8 +242,8 @@ async def export_post(request: Request) -> Response:
     """Body: the same as ``POST /api/links`` (for full scenario objects), or {"fragment"}."""
     try:
         data = await _body_json(request)
-        return await run_in_threadpool(_export_body, data)
-    except (LinkError, StoreError) as exc:
+        return await _off(request, "exporting this trace", _export_body, data)
+    except Failure as exc:
         return _json_error(exc)
 
 
