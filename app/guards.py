@@ -20,8 +20,8 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline';
 
 
 def security_headers(path: str, query: str) -> list[tuple[bytes, bytes]]:
-    """The headers every response carries; the viewer with embed=1 may sit in any iframe."""
-    embed = path.startswith("/sim/") and parse_qs(query).get("embed") == ["1"]
+    """The headers every response carries; the viewer and lessons with embed=1 may sit in any iframe."""
+    embed = path.startswith(("/sim/", "/lesson/")) and parse_qs(query).get("embed") == ["1"]
     return [(b"content-security-policy", CSP.format(ancestors="*" if embed else "'self'").encode()),
             (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin")]
 

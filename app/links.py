@@ -19,6 +19,8 @@ Every failure is a ``LinkError`` with a status and a sentence naming the problem
 from __future__ import annotations
 
 import json
+import time
+from collections import deque
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -30,7 +32,7 @@ from protocols.scenario import format_errors, gallery
 
 from . import editor, exports, linkcodec, offload, thumbs
 from .linkstate import MAX_LINK_BYTES, LinkError, LinkRecord, LinkRequest, Opened, make, open_record
-from .store import StoreError, get_store, load_record, save_link
+from .store import StoreError, get_store, load_record, reset_stores, save_link
 
 
 def _open_store_at_startup() -> None:
@@ -39,7 +41,12 @@ def _open_store_at_startup() -> None:
     get_store()
 
 
-router = APIRouter(on_startup=[_open_store_at_startup])
+def _checkpoint_at_shutdown() -> None:
+    """A clean stop leaves every link in ``links.sqlite3`` itself, not only in its -wal."""
+    reset_stores()
+
+
+router = APIRouter(on_startup=[_open_store_at_startup], on_shutdown=[_checkpoint_at_shutdown])
 router.include_router(editor.router)
 
 MAX_BODY = 2 * MAX_LINK_BYTES
@@ -158,10 +165,52 @@ def scenario_file(scenario_id: str) -> JSONResponse:
     return JSONResponse(sc.model_dump(mode="json", exclude_defaults=True))
 
 
+class Misses:
+    """Unknown short-link ids asked for, per client, over the last minute: ids are guessable
+    from a known state (docs/deployment.md), so probing them in bulk is refused (429)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, deque[float]] = {}
+
+    def _recent(self, who: str, now: float) -> deque[float]:
+        q = self._seen.setdefault(who, deque())
+        while q and now - q[0] > 60.0:
+            q.popleft()
+        if len(self._seen) > 10_000:                 # bounded: forget the quiet clients
+            for k in [k for k, v in self._seen.items() if not v][:5000]:
+                del self._seen[k]
+        return q
+
+    def check(self, request: Request) -> None:
+        limit = request.app.state.limits.link_misses_per_minute
+        who = request.client.host if request.client else "?"
+        if len(self._recent(who, time.monotonic())) >= limit:
+            raise LinkError(429, f"too many unknown link ids from this address: at most "
+                                 f"{limit} a minute (ALLOCSCOPE_LINK_MISSES_PER_MINUTE)")
+
+    def add(self, request: Request) -> None:
+        who = request.client.host if request.client else "?"
+        self._recent(who, time.monotonic()).append(time.monotonic())
+
+
+async def _open_checked(request: Request, lid: str) -> Opened:
+    """Open a stored link, counting unknown ids against the client's allowance (per app)."""
+    misses = getattr(request.app.state, "link_misses", None)
+    if misses is None:
+        misses = request.app.state.link_misses = Misses()
+    misses.check(request)
+    try:
+        return await _off(request, "opening this link", _open_stored, lid)
+    except LinkError as exc:
+        if exc.status == 404:
+            misses.add(request)
+        raise
+
+
 @router.get("/api/links/{lid}")
 async def read_link(request: Request, lid: str) -> JSONResponse:
     try:
-        opened = await _off(request, "opening this link", _open_stored, lid)
+        opened = await _open_checked(request, lid)
         return JSONResponse(_described(opened, lid))
     except Failure as exc:
         return _json_error(exc)
@@ -187,7 +236,7 @@ async def decode_fragment(request: Request) -> JSONResponse:
 @router.get("/s/{lid}", response_class=HTMLResponse)
 async def open_short(request: Request, lid: str) -> Response:
     try:
-        opened = await _off(request, "opening this link", _open_stored, lid)
+        opened = await _open_checked(request, lid)
     except LinkError as exc:
         return _html_error(request, exc.status, exc.message)
     except offload.WorkError as exc:

@@ -23,7 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from . import checks, guards, links, offload, pages, ws
+from . import checks, guards, links, offload, pages, rooms, ws
 from .governor import Governor
 from .limits import Limits, SettingsError
 
@@ -87,6 +87,9 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     app.include_router(ws.router)
     app.include_router(checks.router)
     app.include_router(links.router)
+    rooms.install(app)    # classroom rooms (app/rooms/)
+    from . import lessons  # guided lessons and erratum pages (app/lessons.py)
+    app.include_router(lessons.router)
     app.mount("/static", StaticFiles(directory=str(ROOT / "static"), check_dir=False),
               name="static")
     lim = app.state.limits

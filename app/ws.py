@@ -29,7 +29,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from . import commands as C
 from . import offload, rawcheck
-from .frames import FrameBuilder, encode, error, inspect_frame
+from .frames import FrameBuilder, encode, error, history_frame, inspect_frame
 from .governor import FIRST_COST, Governor
 from .limits import Limits, TokenBucket
 from .linkstate import LinkError
@@ -46,6 +46,13 @@ POLICY = 1008           # close codes: policy violation
 TOO_BIG = 1009          # message too big
 IDLE = 1001             # going away: no command for ALLOCSCOPE_IDLE_SECONDS
 _keys = itertools.count()
+
+
+class _Deferred:
+    """A ``load`` handed back by dispatch, to be done off the event loop (answer_async)."""
+
+    def __init__(self, cmd: Any) -> None:
+        self.cmd = cmd
 
 
 class SessionCount:
@@ -195,11 +202,16 @@ class Connection:
         its full frame) runs off the event loop on a budget (app/offload.py)."""
         try:
             rawcheck.check_text(text, self.limits.max_depth, "not a JSON command")
-            cmd = C.parse(text)
-        except (C.CommandError, rawcheck.RawError) as exc:
-            return error(getattr(exc, "reply_to", None), str(exc))
-        if cmd.op != "load":
-            return self.answer_cmd(cmd)
+        except rawcheck.RawError as exc:
+            return error(None, str(exc))
+        self._defer_load = True         # dispatch hands a load back instead of doing it
+        try:
+            answer = self.answer(text)  # (subclasses, e.g. rooms, answer their own ops here)
+        finally:
+            self._defer_load = False
+        if not isinstance(answer, _Deferred):
+            return answer
+        cmd = answer.cmd
         self.stop_play()
         self.dirty = False
         try:
@@ -261,6 +273,9 @@ class Connection:
         op = cmd.op
         if op == "load":
             self.stop_play()
+            if getattr(self, "_defer_load", False):
+                self._defer_load = False
+                return _Deferred(cmd)   # type: ignore[return-value]  # done off the loop
             if cmd.link is not None:
                 ln = resolve_link(cmd.link)
                 s.load(ln["scenario"], cmd.variant or ln.get("variant"),
@@ -273,20 +288,27 @@ class Connection:
             return inspect_frame(s, rid, cmd.proc)
         if s.sim is None:
             raise SessionError("no scenario loaded: send {\"op\": \"load\", ...} first")
+        if op == "history":
+            return history_frame(s, rid, cmd.from_, cmd.to)
         if op == "step":
             s.step()
         elif op == "deliver":
             s.deliver(cmd.event)
         elif op == "fault":
             s.fault(cmd.event)
-        elif op in ("back", "goto", "reset"):
+        elif op in ("back", "goto", "branch"):
+            # time travel answers with a diff like a step (docs/websocket.md, "Branches")
             self.stop_play()
             if op == "back":
                 s.back()
             elif op == "goto":
                 s.goto(cmd.step)
             else:
-                s.reset()
+                s.switch_branch(cmd.branch, cmd.step)
+            return self.frames.incremental(s, rid, jump=True)
+        elif op == "reset":
+            self.stop_play()
+            s.reset()
             return self.frames.full(s, rid)
         elif op == "play":
             s.start_play()
