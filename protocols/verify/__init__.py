@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .families import Family, families, get, instances
+from .families import Family, get, instances
 from .runner import run_tasks, verify_instance
 
 
@@ -36,4 +36,4 @@ def verify(fam: Family, variant: str, *, scheduler_address: str | None = None,
                          workers)
 
 
-__all__ = ["Family", "families", "get", "instances", "tasks", "verify", "verify_instance"]
+__all__ = ["Family", "get", "instances", "tasks", "verify", "verify_instance"]

@@ -83,5 +83,5 @@ FAMILIES = [
            "each process requests 1-2 times (k = 1..|α(u)| each); LocalCoterie quorums; FIFO "
            "channels (cluster-sized)",
            lambda: structures(range(2, 6), range(1, 4), range(1, 3)),
-           max_states=500_000),
+           max_states=500_000, ci=False),
 ]

@@ -121,7 +121,7 @@ FAMILIES = [
            "the issue's family: every rooted tree of 2-5 processes; ℓ ≤ 3, k ≤ ℓ; each process "
            "requests 1-2 times (Need 1..k each); clean start (cluster-sized)",
            lambda: trees(range(2, 6), range(1, 4), range(1, 3)),
-           max_states=200_000),
+           max_states=200_000, ci=False),
     Family("kout_tree", "chaos",
            "every rooted tree of 2-3 processes; ℓ ≤ 2, k ≤ ℓ; each process requests once; "
            "arbitrary starts: chaos seeds 0-9; random runs add drop / duplicate / corrupt faults",
