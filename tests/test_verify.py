@@ -174,3 +174,20 @@ def test_cli_verify_takes_a_scheduler_address(cluster, tmp_path):
     assert out.returncode == 0, out.stderr
     s = json.loads(out.stdout)["summary"]
     assert s["instances"] == 3 and s["where"] == f"dask {cluster}"
+
+
+def test_worst_case_waiting_time_is_searched_over_every_schedule():
+    from protocols.kernel import Simulator
+    from protocols.registry import get
+    from protocols.verify.bounds import worst_case
+    x = next(i for i in fams.instances(fams.get("kout_tree", "small"))
+             if i.name == "n2 (()) ℓ=1 k=1 r:1 p1:1")
+    sc = parse(x.scenario)
+    wc = worst_case(sc, "no-controller", "waiting_time", 5_000)
+    assert wc["result"] == "ok" and wc["bound"] == 1
+    assert wc["max"] == 1 and not wc["over_bound"]       # reached: r enters while p1 waits
+    sim = Simulator(get("kout_tree"), sc, "no-controller")
+    sim.replay(wc["witness"])                            # the witness is a real schedule
+    assert max(s[3] for s in sim.monitors.served) == 1
+    small = worst_case(sc, "no-controller", "waiting_time", 50)
+    assert small["result"] == "limit" and small["stopped"] == "max_states"

@@ -26,7 +26,8 @@ def tasks(fam: Family, variant: str, *, quick: bool = False, max_states: int | N
                "max_states": max_states or fam.max_states,
                "seeds": fam.seeds if seeds is None else seeds, "steps": fam.steps,
                "max_seconds": max_seconds, "faults": fam.faults,
-               "judge_faults": fam.judge_faults, "locality": fam.locality.get(variant)}
+               "judge_faults": fam.judge_faults, "locality": fam.locality.get(variant),
+               "worst": fam.worst}
 
 
 def verify(fam: Family, variant: str, *, scheduler_address: str | None = None,

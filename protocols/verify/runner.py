@@ -43,6 +43,11 @@ def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
     row["random"] = random_runs(sc, variant, task["seeds"], task["steps"], None)
     if task.get("faults") is not None:
         row["faulty"] = faulty_runs(sc, variant, task)
+    if task.get("worst") and ex["result"] == "ok":
+        from .bounds import worst_case
+        wc = worst_case(sc, variant, task["worst"], task["max_states"], task.get("max_seconds"))
+        row["worst"] = {k: v for k, v in wc.items() if k != "witness"}
+        row["worst"]["witness_length"] = len(wc["witness"])
     row.update(verdict(row, task))
     if row["result"] == "counterexample":
         row["scenario"] = task["scenario"]

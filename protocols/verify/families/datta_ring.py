@@ -103,7 +103,7 @@ FAMILIES = [
            "ring of 2 resources; 1-2 clients asking once for one resource or an ordered pair; "
            "token absent, at R1 or at R2",
            lambda: rings(range(2, 3), range(1, 3), range(1, 2), quick=_small),
-           max_states=60_000),
+           max_states=150_000),
     Family("datta_ring", "repeat",
            "ring of 2 resources; 1-2 clients asking 1-2 times (every sequence of one resource or "
            "an ordered pair); token absent or at R1",
