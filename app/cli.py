@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from protocols.kernel import SCHEDULERS, SimError
 from protocols.scenario import ScenarioError, gallery, resolve
 
+from .limits import SettingsError
+
 
 def _print(obj: object) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
@@ -63,6 +65,21 @@ def cmd_check(args: argparse.Namespace) -> int:
             print("  schedule: " + " ".join(res["counterexample"]["schedule"]))
             print(f"  open: {res.get('link')}")
     return 1 if res["result"] in ("violation", "deadlock", "livelock") else 0
+
+
+def cmd_settings(args: argparse.Namespace) -> int:
+    """The ALLOCSCOPE_* variables: the README table, or this environment's values (checked)."""
+    from .limits import Settings, markdown_table
+    if args.markdown:
+        sys.stdout.write(markdown_table())
+        return 0
+    rows = Settings.from_env().table()          # SettingsError -> exit 2 in main()
+    if args.json:
+        _print(dict(rows))
+    else:
+        for name, value in rows:
+            print(f"{name:36} {value}")
+    return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -204,6 +221,10 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_check)
 
+    st = sub.add_parser("settings", help="the ALLOCSCOPE_* variables and their values here")
+    st.add_argument("--markdown", action="store_true", help="the README's table of them")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func=cmd_settings)
     _verify_parsers(sub)
 
     v = sub.add_parser("serve", help="run the web app")
@@ -211,6 +232,9 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--port", type=int, default=8000)
     v.add_argument("--ws-max-size", type=int, default=1 << 20)
     v.set_defaults(func=cmd_serve)
+
+    from .lessons import add_cli  # `allocscope lessons` (app/lessons.py)
+    add_cli(sub)
     return p
 
 
@@ -264,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (ScenarioError, SimError) as exc:
+    except (ScenarioError, SimError, SettingsError) as exc:
         print(f"allocscope: {exc}", file=sys.stderr)
         return 2
     except _cluster_error() as exc:

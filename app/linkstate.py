@@ -13,7 +13,6 @@ file path (``protocols.scenario.resolve`` would), since links come from stranger
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,22 +23,15 @@ from protocols.kernel import SimError, Simulator
 from protocols.runner import build
 from protocols.scenario import Scenario, ScenarioError, format_errors, gallery, parse
 
+from .limits import current
+
 FORMAT = 1
 
 
-def _env_int(name: str, default: int) -> int:
-    """A positive integer from the environment; a bad value falls back to the default."""
-    try:
-        v = int(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return v if v > 0 else default
-
-
 #: Largest canonical link (bytes of JSON). Over it: 413.
-MAX_LINK_BYTES = _env_int("ALLOCSCOPE_LINK_MAX_BYTES", 256 * 1024)
+MAX_LINK_BYTES = current().link_max_bytes
 #: Longest schedule a link may carry (replaying it is the cost of opening the link).
-MAX_SCHEDULE = _env_int("ALLOCSCOPE_LINK_MAX_SCHEDULE", 20_000)
+MAX_SCHEDULE = current().link_max_schedule
 
 
 class LinkError(ValueError):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 import sqlite3
 import threading
@@ -22,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .limits import read_one
 from .linkstate import LinkError, LinkRecord, canonical, open_record, record_from
 
 DATA_ENV = "ALLOCSCOPE_DATA"
@@ -36,7 +36,8 @@ class StoreError(RuntimeError):
 
 
 def data_dir() -> Path:
-    return Path(os.environ.get(DATA_ENV) or "data")
+    """``$ALLOCSCOPE_DATA``, read afresh (tests point it at a new folder per module)."""
+    return read_one("data")
 
 
 def link_id(raw: bytes) -> str:

@@ -121,7 +121,7 @@ def ablate() -> None:
     print("| repair dropped | instance | result | states | counterexample steps |")
     print("|---|---|---|---|---|")
     for r in ("R1", "R2", "R3"):
-        proto = type(f"CoterieWithout{r}", (Coterie,), {"repairs": Coterie.repairs - {r}})()
+        proto = type(f"CoterieWithout{r}", (Coterie,), {"ablated": frozenset({r})})()
         for reqs in ([1, 1, 1], [1, 1, 2], [1, 2, 2]):
             res, n, d = bfs(instance(reqs, True), "full", 10**6, proto)
             print(f"| {r} | Q = {{u2}}, requests {reqs} | {res} | {n} | {d or '—'} |", flush=True)

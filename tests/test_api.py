@@ -136,3 +136,80 @@ def test_viewer_opens_a_short_link_even_for_a_scenario_object(client):
     assert "My &lt;b&gt;ring&lt;/b&gt;" in page.text and "<b>ring</b>" not in page.text
     bad = client.get("/sim/-?link=zzzzzzzzzzzzzzzz", headers=HTML)
     assert bad.status_code == 404 and "zzzzzzzzzzzzzzzz" in bad.text
+
+
+# ---------------------------------------------------------------- the settings object (issue 16.6)
+
+def _malformed(name: str) -> str:
+    """A value no variable of that field's type accepts."""
+    import typing
+
+    from app.limits import Settings
+    typ = typing.get_type_hints(Settings)[name]
+    if typ in (int, float):
+        return "lots"
+    if typ is Path:
+        return str(ROOT / "README.md")            # an existing file, not a folder
+    return "not a host, not an origin"
+
+
+def _every_setting() -> list[str]:
+    from dataclasses import fields
+
+    from app.limits import Settings
+    return [f.name for f in fields(Settings)]
+
+
+@pytest.mark.parametrize("name", _every_setting())
+def test_every_malformed_setting_stops_the_app_with_a_sentence_naming_it(name, monkeypatch):
+    from app.limits import SettingsError, env_name
+    var = env_name(name)
+    monkeypatch.setenv(var, _malformed(name))
+    with pytest.raises(SettingsError, match=var):
+        create_app()
+
+
+def _numeric_settings() -> list[str]:
+    import typing
+
+    from app.limits import Settings
+    hints = typing.get_type_hints(Settings)
+    return [n for n in _every_setting() if hints[n] in (int, float)]
+
+
+@pytest.mark.parametrize("name", _numeric_settings())
+def test_every_numeric_setting_refuses_out_of_bounds(name):
+    from app.limits import Settings, SettingsError, env_name
+    for value in ("-1000000000000", "1" + "0" * 20):
+        with pytest.raises(SettingsError, match=f"{env_name(name)}='.*': must be between"):
+            Settings.from_env({env_name(name): value})
+
+
+def test_a_malformed_setting_stops_uvicorn_with_the_sentence():
+    import subprocess
+    import sys
+    env = dict(__import__("os").environ, ALLOCSCOPE_MAX_SESSIONS="many", PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "uvicorn", "app.main:app", "--port", "1"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0
+    assert "allocscope: cannot start: ALLOCSCOPE_MAX_SESSIONS='many': must be a whole number" \
+        in out.stderr
+
+
+def test_the_readme_table_is_generated_from_the_settings():
+    from app.limits import markdown_table
+    readme = (ROOT / "README.md").read_text()
+    assert markdown_table() in readme
+    for name in _every_setting():
+        from app.limits import env_name
+        assert f"`{env_name(name)}`" in markdown_table()
+
+
+def test_cli_settings_checks_the_environment(monkeypatch, capsys):
+    from app.cli import main
+    monkeypatch.setenv("ALLOCSCOPE_MAX_DEPTH", "1")
+    assert main(["settings"]) == 2
+    assert "ALLOCSCOPE_MAX_DEPTH='1': must be between 2 and 1000" in capsys.readouterr().err
+    monkeypatch.setenv("ALLOCSCOPE_MAX_DEPTH", "40")
+    assert main(["settings", "--json"]) == 0
+    assert '"ALLOCSCOPE_MAX_DEPTH": "40"' in capsys.readouterr().out

@@ -199,7 +199,7 @@ def test_full_passes_exhaustive_search_of_the_preemption_instance(requests):
 ])
 def test_each_repair_is_needed(repair, requests, found, monkeypatch):
     from protocols.coterie import Coterie
-    monkeypatch.setattr(Coterie, "repairs", Coterie.repairs - {repair})
+    monkeypatch.setattr(Coterie, "ablated", frozenset({repair}))
     assert bfs(preemption_instance(requests), "full")[0] == found
 
 

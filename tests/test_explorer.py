@@ -320,3 +320,18 @@ def test_lossy_ring_deadlock_length_is_minimal_by_brute_force(n, requests, lossy
     assert res["result"] == "deadlock" and res["counterexample"]["confirmed_by_monitor"]
     length = res["counterexample"]["length"]
     assert not deadlocks_within(sc, None, length - 1)
+
+
+# ---------------------------------------------------------------- recorded answers (issue 15)
+from tests.golden import explorer_record as _rec  # noqa: E402
+
+_RECORDED = json.loads(_rec.FILE.read_text())
+
+
+@pytest.mark.parametrize("key", sorted(_RECORDED))
+def test_explorer_matches_recorded_answers(key: str) -> None:
+    """Result, state count, stop reason and counterexample of every gallery scenario x variant,
+    with the default reductions and without any, equal what main answered before the kernel
+    split (tests/golden/explorer_record.py)."""
+    sid, variant, mode = key.split("/")
+    assert _rec.answer(sid, variant, mode) == _RECORDED[key]

@@ -474,7 +474,7 @@ class Simulator:
         if pid not in self.index:
             raise SimError(f"no process {pid!r}; processes: {', '.join(self.pids)}")
         st = self.proc(pid)
-        guards = self.protocol.guards(self.config, pid, st)
+        guards = self.protocol.inspect_guards(self, pid)
         return {"pid": pid, "crashed": pid in self.crashed, "in_cs": pid in self.cs,
                 "waiting": pid in self.waiting,
                 "variables": self.protocol.describe(self.config, pid, st),
