@@ -2,7 +2,7 @@
 // frames to the model and redraws once per animation frame. Each concern lives in its module.
 
 import { Socket } from "./socket.js";
-import { applyFrame, clearDirty, emptyModel, trace } from "./model.js";
+import { applyFrame, applyHistory, clearDirty, emptyModel, trace } from "./model.js";
 import { makeStage, renderView } from "./views/common.js";
 import { hooksFor } from "./views/index.js";
 import { setupControls } from "./controls.js";
@@ -31,6 +31,7 @@ const socket = new Socket(wsUrl, {
   onFrame, onStatus,
   onReconnect: () => {
     // A session is rebuilt from scenario + schedule; the browser keeps the last 2000 steps only.
+    if (!model.scenario) return load();     // nothing was loaded yet (e.g. "server busy")
     const complete = !model.history.length || model.history[0].step === 1;
     if (complete) return load({ schedule: trace(model), step: model.step });
     toast("reconnected; this run was longer than the browser keeps, so it starts again", "notice");
@@ -91,6 +92,7 @@ const act = {
   speed: (s) => { if (act.showSpeed) act.showSpeed(s); return send({ op: "speed", steps_per_second: s }); },
   scheduler: (kind, seed) => send(kind === "random" ? { op: "scheduler", kind, seed } : { op: "scheduler", kind }),
   deliver: (id) => send({ op: "deliver", event: id }),
+  branch: (id, step) => send(step == null ? { op: "branch", branch: id } : { op: "branch", branch: id, step }),
   variant: (v) => { const q = new URLSearchParams(location.search); q.set("variant", v); q.delete("schedule"); q.delete("step"); location.search = q.toString(); },
   // Disarming (Esc, cancel, a fault sent, another fault armed) also closes the corrupt picker.
   arm: (k) => { ui.armed = k; if (k !== "corrupt") ui.corrupting = null; showArmed(); render(); },
@@ -114,6 +116,19 @@ const handlers = {
     render();
   },
 };
+
+// After a long jump the log and the space-time diagram need the records in between: one range
+// request at a time, for the latest need (docs/websocket.md, "history").
+let historyAsked = null;
+function fetchHistory() {
+  const need = model.need;
+  if (!need || (historyAsked && historyAsked[0] === need[0] && historyAsked[1] === need[1])) return;
+  historyAsked = need;
+  socket.send({ op: "history", from: need[0], to: need[1] }).then((h) => {
+    historyAsked = null;
+    if (applyHistory(model, h)) { ui.fullSinceDraw = true; render(); }
+  }).catch(() => { historyAsked = null; });
+}
 
 let inspectAt = 0;
 function inspect() {
@@ -164,11 +179,13 @@ function handleFrame(msg) {
     return;
   }
   if (msg.type === "error") { if (msg.reply_to == null) toast(msg.message); return; }
+  if (msg.type === "history") return;      // handled where it was asked for
   if (msg.type !== "frame") return;
   if (msg.protocol && msg.protocol.view_kind) hooks = hooksFor(msg.protocol.view_kind);
   const before = model.step, wasPlaying = model.playing;
   const kind = applyFrame(model, msg);
   if (kind === "full") ui.fullSinceDraw = true;
+  fetchHistory();
   if (model.notice && msg.notice !== ui.lastNotice) toast(model.notice, "notice");
   ui.lastNotice = msg.notice;
   // Replaying a recorded stretch does not fire a monitor anew on the server, so stop here when
