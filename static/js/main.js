@@ -21,6 +21,12 @@ const query = new URLSearchParams(location.search);
 if (query.get("present") === "1") document.body.classList.add("present");
 if (query.get("embed") === "1") document.body.classList.add("embed");
 
+// Titles and the teaches line are cut to one line; a click or a tap shows all of it.
+for (const id of ["scn-title", "teaches"]) {
+  const e = $(id);
+  if (e) e.addEventListener("click", () => e.classList.toggle("open"));
+}
+
 const model = emptyModel();
 const stage = makeStage($("view"));
 let hooks = hooksFor((page.protocol || {}).view_kind);

@@ -76,7 +76,15 @@ export function applyFrame(m, f) {
   m.narration = f.narration || [];
   m.notice = f.notice || "";
   if (f.monitors) m.monitors = f.monitors;
-  if (f.metrics) m.metrics = f.metrics;
+  if (f.metrics) {
+    // incremental frames carry only the served requests added since the previous frame
+    const add = f.metrics.per_request_add, drop = f.metrics.per_request_drop || 0;
+    const kept = (m.metrics.per_request || []).slice(0, Math.max(0, (m.metrics.per_request || []).length - drop));
+    const per = add ? kept.concat(add).slice(-200) : f.metrics.per_request;
+    m.metrics = { ...f.metrics, per_request: per || [] };
+    delete m.metrics.per_request_add;
+    delete m.metrics.per_request_drop;
+  }
   if (f.protocol) m.protocol = f.protocol;
   if (f.scenario) m.scenario = f.scenario;
   let full = false;
