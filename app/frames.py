@@ -70,10 +70,18 @@ def monitors(session: Session) -> dict[str, Any]:
     }
 
 
+def message_styles(p: Any) -> dict[str, dict[str, str]]:
+    """The protocol's fixed glyph, colour and short label per message type (its
+    ``message_styles`` class attribute; empty when it declares none)."""
+    return {k: {"glyph": g, "colour": c, "short": s}
+            for k, (g, c, s) in getattr(p, "message_styles", {}).items()}
+
+
 def protocol_info(sim: Simulator) -> dict[str, Any]:
     p = sim.protocol
     return {"id": p.id, "title": p.title, "variants": list(p.variants), "variant": sim.variant,
-            "view_kind": p.view_kind, "fault_kinds": list(p.fault_kinds), "channels": sim.channels}
+            "view_kind": p.view_kind, "fault_kinds": list(p.fault_kinds), "channels": sim.channels,
+            "message_styles": message_styles(p)}
 
 
 def history_frame(session: Session, reply_to: Any, lo: int, hi: int) -> dict[str, Any]:

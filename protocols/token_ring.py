@@ -42,6 +42,11 @@ class TokenRing(Protocol):
     default_variant = "reliable"
     channels = "fifo"
     view_kind = "ring"
+    # A fixed glyph, colour and short label per message type (distinct pairs; the label is
+    # always drawn too, so colour never carries the meaning alone): read by the viewer.
+    message_styles = {
+        "Token": ("star", "#000000", "Token"),
+    }
     fault_kinds = ("drop", "duplicate", "crash", "corrupt")
 
     def setup(self, scenario: Any, variant: str) -> Setup:

@@ -14,6 +14,7 @@ import { renderMetrics } from "./metrics.js";
 import { addSpacetimeDefs, setupSpacetime } from "./spacetime.js";
 import { setupLegend } from "./legend.js";
 import { setupCorruptPicker } from "./corrupt.js";
+import { setStyles } from "./messages.js";
 
 const $ = (id) => document.getElementById(id);
 const page = JSON.parse($("page-data").textContent);
@@ -30,6 +31,7 @@ for (const id of ["scn-title", "teaches"]) {
 const model = emptyModel();
 const stage = makeStage($("view"));
 let hooks = hooksFor((page.protocol || {}).view_kind);
+setStyles((page.protocol || {}).message_styles);
 const ui = { selected: null, armed: null, corrupting: null, inspect: null, lastN: -1, forceAll: false, tab: "events" };
 
 const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
@@ -188,6 +190,7 @@ function handleFrame(msg) {
   if (msg.type === "history") return;      // handled where it was asked for
   if (msg.type !== "frame") return;
   if (msg.protocol && msg.protocol.view_kind) hooks = hooksFor(msg.protocol.view_kind);
+  if (msg.protocol) setStyles(msg.protocol.message_styles);
   const before = model.step, wasPlaying = model.playing;
   const kind = applyFrame(model, msg);
   if (kind === "full") ui.fullSinceDraw = true;
@@ -231,7 +234,7 @@ function draw() {
   const t2 = performance.now();
   if (!model.playing || t2 - (ui.stAt || 0) > 100) { ui.stAt = t2; updSpacetime(model); }
   const t3 = performance.now();
-  updLegend();
+  updLegend(model);
   if (ui.tab === "metrics" && t3 - metricsAt > 250) { metricsAt = t3; renderMetrics($("metrics"), model); }
   clearDirty(model);
   const b = document.body.dataset;
