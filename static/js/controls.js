@@ -31,7 +31,9 @@ export function setupControls(act) {
   const speed = $("speed");
   speed.addEventListener("input", () => { $("speed-out").textContent = fmtSpeed(sliderToSpeed(+speed.value)); });
   speed.addEventListener("change", () => act.speed(sliderToSpeed(+speed.value)));
-  $("speed-out").textContent = fmtSpeed(sliderToSpeed(+speed.value));
+  // the server plays at 4 steps a second until told otherwise: the label says so from the start
+  speed.value = String(speedToSlider(4));
+  $("speed-out").textContent = fmtSpeed(4);
   /** Reflect a speed chosen elsewhere (keyboard, tests, benchmarks) in the slider. */
   act.showSpeed = (s) => { speed.value = String(speedToSlider(s)); $("speed-out").textContent = fmtSpeed(s); };
   const sched = $("scheduler"), seed = $("seed");
@@ -67,14 +69,31 @@ export function setupControls(act) {
       if (!(t.id === "scrub" && (e.key === " "))) return;
     }
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const help = $("help");
+    if (!help.hidden && e.key === "Escape") { e.preventDefault(); showHelp(false); return; }
     const keys = { " ": () => act.togglePlay(), ArrowRight: () => act.step(), ArrowLeft: () => act.back(),
-      Home: () => act.goto(0), End: () => act.goto(act.model().total), Escape: () => act.arm(null) };
+      Home: () => act.goto(0), End: () => act.goto(act.model().total), Escape: () => act.arm(null),
+      "?": () => showHelp(help.hidden) };
     if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
   });
   // A focused button would also act on the space bar's keyup: the shortcut has handled it.
   document.addEventListener("keyup", (e) => {
     if (e.key === " " && e.target && e.target.tagName === "BUTTON") e.preventDefault();
   });
+
+  function showHelp(on) {
+    $("help").hidden = !on;
+    if (on) $("help-close").focus(); else $("btn-help").focus();
+  }
+  $("btn-help").addEventListener("click", () => showHelp(true));
+  $("help-close").addEventListener("click", () => showHelp(false));
+  $("btn-present").addEventListener("click", () => {
+    const q = new URLSearchParams(location.search);
+    if (q.get("present") === "1") q.delete("present"); else q.set("present", "1");
+    q.set("step", String(act.model().step));
+    location.search = q.toString();
+  });
+  $("btn-present").setAttribute("aria-pressed", String(new URLSearchParams(location.search).get("present") === "1"));
 
   const pick = $("branch-pick");
   pick.addEventListener("change", () => act.branch(+pick.value));

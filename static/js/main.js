@@ -77,6 +77,31 @@ function load(extra = {}) {
   return send(cmd);
 }
 
+// ---------------------------------------------------------------- variants
+/**
+ * Another variant at the same moment: the same schedule and step where they still apply. The
+ * variant's run may stop accepting the schedule at some event; then it opens at the last step
+ * that applies and says so (issue 17 item 9).
+ */
+async function switchVariant(v) {
+  const schedule = trace(model), step = model.step;
+  const base = page.link ? { link: page.link } : { scenario: page.scenario };
+  const q = new URLSearchParams(location.search);
+  q.set("variant", v); q.delete("schedule"); q.delete("step");
+  history.replaceState(null, "", `${location.pathname}?${q}`);
+  page.variant = v;
+  try {
+    await socket.send({ op: "load", ...base, variant: v, schedule, step });
+    toast(`variant ${v} at step ${step}, on the same schedule`, "notice");
+  } catch (e) {
+    const m = /schedule item (\d+)/.exec(e.message);
+    if (!m) { toast(e.message); return; }
+    const k = +m[1];
+    await send({ op: "load", ...base, variant: v, schedule: schedule.slice(0, k), step: Math.min(step, k) });
+    toast(`variant ${v}: the schedule stops applying at step ${k + 1} (${schedule[k]} is not possible there); shown at step ${Math.min(step, k)}`, "notice");
+  }
+}
+
 // ---------------------------------------------------------------- actions
 function showArmed() {
   const h = $("fault-hint");
@@ -101,7 +126,7 @@ const act = {
   scheduler: (kind, seed) => send(kind === "random" ? { op: "scheduler", kind, seed } : { op: "scheduler", kind }),
   deliver: (id) => send({ op: "deliver", event: id }),
   branch: (id, step) => send(step == null ? { op: "branch", branch: id } : { op: "branch", branch: id, step }),
-  variant: (v) => { const q = new URLSearchParams(location.search); q.set("variant", v); q.delete("schedule"); q.delete("step"); location.search = q.toString(); },
+  variant: (v) => switchVariant(v),
   // Disarming (Esc, cancel, a fault sent, another fault armed) also closes the corrupt picker.
   arm: (k) => { ui.armed = k; if (k !== "corrupt") ui.corrupting = null; showArmed(); render(); },
 };

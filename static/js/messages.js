@@ -105,11 +105,14 @@ export function drawMessages(layer, model, hooks, opts) {
   const showLabels = placed.length <= 40 && opts.labels;
   keyed(layer, placed, (p) => p.m.id,
     (p) => {
-      const g = el("g", { class: "msg", "data-id": p.m.id });
+      const g = el("g", { class: "msg", "data-id": p.m.id, tabindex: "0", role: "button" });
       el("circle", { class: "msg-hit" }, g);   // a larger target than the shape, for clicks
       el("path", { class: "msg-shape" }, g);
       el("text", { class: "msg-label", dy: "0.35em" }, g);
       g.addEventListener("click", (ev) => { ev.stopPropagation(); hooks.click(g.__m); });
+      g.addEventListener("keydown", (ev) => {   // Enter delivers (or drops / duplicates, armed)
+        if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); ev.stopPropagation(); hooks.click(g.__m); }
+      });
       return g;
     },
     (g, p) => {
@@ -132,8 +135,10 @@ export function drawMessages(layer, model, hooks, opts) {
       // Messages that can be delivered now carry their full label; the ones queued behind them
       // keep their type's short label (never a bare shape), and their tooltip.
       text(lab, showLabels ? (m.deliverable ? (m.label || m.type) : st.short) : "");
-      tip(g, `${m.label || m.type} ${m.src}→${m.dst} (${m.id}, sent at step ${m.sent_step ?? "?"})` +
-        (m.deliverable ? " — click to deliver" : " — queued behind an older message on this channel"));
+      const says = `${m.label || m.type} ${m.src}→${m.dst} (${m.id}, sent at step ${m.sent_step ?? "?"})` +
+        (m.deliverable ? " — click or Enter to deliver" : " — queued behind an older message on this channel");
+      tip(g, says);
+      attr(g, "aria-label", says);
     },
     (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}`);
 }
