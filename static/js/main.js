@@ -173,12 +173,15 @@ function inspect() {
 // ---------------------------------------------------------------- tabs
 function showTab(name) {
   ui.tab = name;
-  for (const t of document.querySelectorAll(".tab")) t.classList.toggle("active", t.dataset.tab === name);
+  for (const t of document.querySelectorAll(".tab[data-tab]")) {
+    t.classList.toggle("active", t.dataset.tab === name);
+    t.setAttribute("aria-selected", String(t.dataset.tab === name));
+  }
   for (const p of document.querySelectorAll(".pane")) p.classList.toggle("active", p.dataset.pane === name);
   if (name === "metrics") renderMetrics($("metrics"), model);
   if (name === "log") updNarration(model, false, true);
 }
-for (const t of document.querySelectorAll(".tab")) t.addEventListener("click", () => showTab(t.dataset.tab));
+for (const t of document.querySelectorAll(".tab[data-tab]")) t.addEventListener("click", () => showTab(t.dataset.tab));
 
 // ---------------------------------------------------------------- frames and drawing
 const updControls = setupControls(act);
