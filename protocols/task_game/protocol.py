@@ -45,6 +45,19 @@ class TaskGame(AgentActions, ManagerActions, TaskActions, Protocol):
     default_variant = "full"
     channels = "fifo"
     view_kind = "game"
+    # A fixed glyph, colour and short label per message type (distinct pairs; the label is
+    # always drawn too, so colour never carries the meaning alone): read by the viewer.
+    message_styles = {
+        "Registration": ("square", "#0072B2", "Reg"),
+        "Admission": ("triangle", "#0072B2", "Adm"),
+        "Request": ("circle", "#0072B2", "Req"),
+        "Order": ("diamond", "#E69F00", "Order"),
+        "Advancing": ("vee", "#E69F00", "Adv"),
+        "Winning": ("star", "#000000", "Win"),
+        "Releasing": ("circle", "#5b6472", "Rel"),
+        "Withdrawal": ("hexagon", "#5b6472", "Wdr"),
+        "Info": ("hexagon", "#56B4E9", "Info"),
+    }
     fault_kinds = ("drop", "duplicate", "crash")
     paper = PAPER
 
