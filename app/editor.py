@@ -19,9 +19,10 @@ from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from protocols import registry
 from protocols.kernel import SimError
 from protocols.runner import build
-from protocols.scenario import MAX_FILE_BYTES, Scenario, ScenarioError
+from protocols.scenario import MAX_FILE_BYTES, Scenario, ScenarioError, field_errors, schema
 
 from .linkstate import MAX_SCHEDULE
 
@@ -52,6 +53,9 @@ def validate(data: Any) -> dict[str, Any]:
         errs = [{"field": ".".join(["scenario", *(str(x) for x in e["loc"])]),
                  "message": e["msg"].removeprefix("Value error, ")} for e in exc.errors()[:20]]
         return {"ok": False, "errors": errs}
+    typed = field_errors(sc)
+    if typed:
+        return {"ok": False, "errors": [{"field": f, "message": m} for f, m in typed]}
     try:
         sim = build(sc)
     except ScenarioError as exc:
@@ -91,6 +95,17 @@ async def validate_route(request: Request) -> JSONResponse:
         return JSONResponse({"ok": False, "errors": [
             {"field": "scenario", "message": f"not valid JSON{where}"}]})
     return JSONResponse(await run_in_threadpool(validate, data))   # builds and replays
+
+
+@router.get("/api/schema/{protocol}")
+def schema_route(protocol: str) -> JSONResponse:
+    """The JSON Schema of a scenario of ``protocol``: the envelope, with its params / topology /
+    workload typed by the protocol's ``scenario_model`` (the editor completes and checks with
+    it)."""
+    if protocol not in registry.available():
+        return JSONResponse({"detail": f"unknown protocol {protocol!r}; known: "
+                                       f"{', '.join(registry.available())}"}, 404)
+    return JSONResponse(schema(protocol))
 
 
 @router.get("/editor", response_class=HTMLResponse)

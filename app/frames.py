@@ -20,6 +20,7 @@ from .statehash import StateHasher
 
 HISTORY = 2000
 PER_REQUEST_STEP = 60     # metrics.per_request entries on incremental frames (full: all 200)
+JUMP_RECORDS = 8          # a goto forward by at most this many steps carries their records
 
 
 class RawJSON:
@@ -75,6 +76,15 @@ def protocol_info(sim: Simulator) -> dict[str, Any]:
             "view_kind": p.view_kind, "fault_kinds": list(p.fault_kinds), "channels": sim.channels}
 
 
+def history_frame(session: Session, reply_to: Any, lo: int, hi: int) -> dict[str, Any]:
+    """The step records of steps lo+1 .. hi of the current timeline (at most HISTORY)."""
+    n = len(session.sim.trace)
+    hi = min(hi, n)
+    lo = max(0, min(lo, hi), hi - HISTORY)
+    return {"type": "history", "reply_to": reply_to, "branch": session.branch, "from": lo,
+            "to": hi, "total": n, "records": RawJSON(session.history_json(lo, hi))}
+
+
 def inspect_frame(session: Session, reply_to: Any, pid: str) -> dict[str, Any]:
     info = session.inspect(pid)
     return {"type": "inspect", "reply_to": reply_to, "proc": info["pid"],
@@ -91,6 +101,7 @@ class FrameBuilder:
         self._hash_sim: Simulator | None = None
         self._hash = ""
         self._hasher = StateHasher()
+        self._version = -1          # the session's timeline version this connection has seen
 
     def _forget(self) -> None:
         self.last_step: int | None = None
@@ -119,25 +130,40 @@ class FrameBuilder:
         k = sim.step_no
         f["history"] = RawJSON(session.history_json(max(0, k - HISTORY), k))
         f["findings"] = sim.monitors.timeline()
+        f["branches"] = session.branch_list()
+        f["forget_after"] = 0
+        self._version = session.version
         return f
 
-    def incremental(self, session: Session, reply_to: Any, notice: str = "") -> dict[str, Any]:
-        """A frame with a view_patch against the last frame built; falls back to a full frame
-        when there is no usable base (first frame, went backwards, the view changed shape)."""
+    def incremental(self, session: Session, reply_to: Any, notice: str = "",
+                    jump: bool = False) -> dict[str, Any]:
+        """A frame with a view_patch against the last frame built, in either direction of the
+        timeline; falls back to a full frame when there is no usable base (first frame, a new
+        simulator, the view changed shape). ``jump`` (back, goto, a branch switch): a gap of
+        more than JUMP_RECORDS steps carries no records; the browser fetches them by range."""
         sim = session.sim
         k = sim.step_no
-        if self._sim is not sim or self.last_step is None or k < self.last_step:
+        if self._sim is not sim or self.last_step is None:
             return self.full(session, reply_to, notice=notice)
+        last = self.last_step
+        changed = session.version != self._version
         view = sim.protocol.view(sim)
         patch = self._patch(sim, view)
         if patch is None:
             return self.full(session, reply_to, notice=notice)
-        last = self.last_step
         f = self._common(session, reply_to, notice)
         f["view_patch"] = patch
-        f["step_record"] = session.record(k) if k > last else None
-        if k > last + 1:     # frames were coalesced (slow browser or fast play)
+        if changed:          # recorded steps changed (a fork, a branch switch): say from where
+            f["forget_after"] = session.changed_since(self._version)
+            f["findings"] = sim.monitors.timeline()
+            f["branches"] = session.branch_list()
+            self._version = session.version
+            last = min(last, f["forget_after"])
+        f["step_record"] = session.record(k) if k == last + 1 else None
+        if k > last + 1 and (not jump or k - last <= JUMP_RECORDS):
+            # frames were coalesced (slow browser or fast play), or a short jump forward
             f["skipped_records"] = session.records(last, k - 1)
+            f["step_record"] = session.record(k)
         self.last_step = k
         return f
 
@@ -149,7 +175,7 @@ class FrameBuilder:
         f: dict[str, Any] = {
             "type": "frame", "reply_to": reply_to, "step": k, "total": len(sim.trace),
             "state_hash": self._state_hash(sim, full), "event": sim.trace[k - 1] if k else None,
-            "playing": session.playing,
+            "playing": session.playing, "branch": session.branch,
             "scheduler": {"kind": session.sched_kind, "seed": session.sched_seed},
             "enabled": [e.as_dict() for e in sim.enabled()],
             "narration": [n.as_dict() for n in sim.narrations[k - 1]] if k else [],
@@ -158,6 +184,8 @@ class FrameBuilder:
         }
         if not full:   # lean steps: the newest entries only (the chart shows the last 60)
             f["metrics"]["per_request"] = f["metrics"]["per_request"][-PER_REQUEST_STEP:]
+        said = session.take_notice()
+        notice = "; ".join(x for x in (notice, said) if x)
         if notice:
             f["notice"] = notice
         self.last_step = k

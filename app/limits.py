@@ -55,6 +55,12 @@ def _host(item: str) -> str | None:
     return f"{item!r} is not a host name like lab.example.org, *.example.org or *"
 
 
+def _redis_url(item: str) -> str | None:
+    if re.fullmatch(r"(rediss?|unix)://\S+", item):
+        return None
+    return f"{item[:40]!r} is not a redis://host:port/db (or rediss://, unix://) URL"
+
+
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]", "testserver")
 
 
@@ -122,6 +128,18 @@ class Settings:
     check_max_states: int = setting(2_000_000, 1, 1_000_000_000, "states one explorer run may "
                                     "ask for: 413")
     check_max_seconds: float = setting(300.0, 1.0, 86_400.0, "seconds one explorer run may take")
+    # -- classroom rooms (app/rooms/)
+    room_max_students: int = setting(300, 1, 100_000, "students in one room (counted across "
+                                     "workers): the next one is refused, naming the variable")
+    max_rooms: int = setting(50, 1, 100_000, "rooms started on one worker and not yet expired: "
+                             "`POST /api/rooms` answers 429")
+    room_connections: int = setting(1000, 1, 1_000_000, "room websockets per worker (a student "
+                                    "who follows holds no session): error frame, close 1008")
+    room_idle_seconds: float = setting(7200.0, 1.0, 1e7, "a room with no activity for this "
+                                       "long ends, and its anonymous answers and outcomes with it")
+    redis_url: str = setting("", doc="Redis for rooms across workers and hosts "
+                             "(`redis://host:6379/0`); unset: rooms live in the worker's memory",
+                             shown="unset (in-process rooms)", check=_redis_url)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -202,6 +220,10 @@ def _parse(key: str, raw: str, typ: Any, f: Any) -> Any:
         if not items:
             raise SettingsError(f"{bad}: give a comma-separated list")
         return items
+    check = meta["check"]
+    why = check(raw) if check else None
+    if why:
+        raise SettingsError(f"{bad}: {why}")
     return raw
 
 

@@ -54,7 +54,7 @@ def create_app(limits: Limits | None = None) -> FastAPI:
                   description="A browser lab for distributed resource-allocation algorithms.")
     app.state.limits = limits or Limits.from_env()
     app.state.sessions = ws.SessionCount()
-    app.state.governor = Governor()
+    app.state.governor = Governor(app.state.limits.play_cpu_share)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> Response:

@@ -99,7 +99,8 @@ class Member:
     """A room member over the real websocket; keeps every message it received."""
 
     def __init__(self, base: str, code: str, role: str = "student", secret: str | None = None):
-        self.ws = connect(base.replace("http", "ws", 1) + f"/ws/room/{code}", max_size=16 << 20)
+        self._cm = connect(base.replace("http", "ws", 1) + f"/ws/room/{code}", max_size=16 << 20)
+        self.ws = self._cm.__enter__()
         self.seen: list[dict[str, Any]] = []
         self.next_id = 0
         hello: dict[str, Any] = {"op": "hello", "role": role}
@@ -139,4 +140,4 @@ class Member:
                 return msg
 
     def close(self) -> None:
-        self.ws.close()
+        self._cm.__exit__(None, None, None)

@@ -78,3 +78,12 @@ def test_a_token_in_flight_elsewhere_does_not_make_a_receive_guard_hold() -> Non
     g = {x["name"]: x for x in sim.inspect("p2")["guards"]}["enter (on Token)"]
     assert not g["holds"] and g["waiting_for"] == "the Token from p1"
     assert {x["name"]: x for x in sim.inspect("p0")["guards"]}["pass on (on Token)"]["holds"]
+
+
+@pytest.mark.parametrize("sid", sorted(gallery()))
+def test_every_view_has_the_pinned_shape(sid: str) -> None:
+    from protocols.kernel.viewschema import View
+    for sim in states(sid):
+        if sim.step_no % 25 == 0:
+            view = View.model_validate(sim.protocol.view(sim))
+            assert {n.id for n in view.nodes} >= set(sim.pids) or view.layout == "game", sid

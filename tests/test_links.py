@@ -175,7 +175,7 @@ def test_bad_link_requests_name_the_field(client: TestClient) -> None:
 def test_over_the_size_limit_is_413(client: TestClient) -> None:
     from app import linkstate
     big = {"id": "big", "title": "big", "protocol": "token_ring",
-           "params": {"n": 3, "pad": "x" * (linkstate.MAX_LINK_BYTES + 10)}}
+           "params": {"n": 3, "note": "x" * (linkstate.MAX_LINK_BYTES + 10)}}
     r = client.post("/api/links", json={"scenario": big})
     assert r.status_code == 413 and "limit" in r.json()["detail"]
     huge = client.post("/api/links", content=b'{"scenario": "' + b"x" * (3 * linkstate.MAX_LINK_BYTES)

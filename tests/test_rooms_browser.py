@@ -120,6 +120,13 @@ def test_teacher_and_three_students(browser: Any, live_server: str, screenshots:
     assert st(teacher) == before
     assert st(students[0])["hash"] == before["hash"]
 
+    # the teacher loads a scenario afresh (the recorded Fig. 3 run): the class follows
+    teacher.evaluate("() => window.allocscope.socket.send({op: 'load', scenario: 'datta-fig3', "
+                     "variant: 'naive'})")
+    teacher.wait_for_function("() => window.allocscope.model.event === null && "
+                              "window.allocscope.model.step === window.allocscope.model.total")
+    same_as(students, teacher)
+
     # a predict round: 2 + 1 answers, tallied live on the teacher's page
     teacher.select_option("#room-ask", "next-delivery")
     for s in students:
@@ -158,4 +165,40 @@ def test_teacher_and_three_students(browser: Any, live_server: str, screenshots:
     fork.wait_for_function("() => document.body.dataset.roomMode === 'follow'")
     same_as(students, teacher)
     students[0].screenshot(path=str(screenshots / "room-student-following.png"))
+    assert not errors, errors
+
+
+def test_a_room_follows_a_lesson(browser: Any, live_server: str, screenshots: Any) -> None:
+    """The teacher walks a lesson's chapters; the class sees each chapter's state and words, and
+    answers the chapter's own prediction by clicking a process on the figure."""
+    import json
+    import urllib.request
+    errors: list[str] = []
+    req = urllib.request.Request(f"{live_server}/api/rooms", method="POST",
+                                 data=json.dumps({"lesson": "coterie-fig1-printers"}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        room = json.loads(r.read())
+    teacher = new_page(browser, errors)
+    teacher.goto(room["teacher_url"])
+    teacher.wait_for_function("() => document.body.dataset.roomMode === 'drive' && "
+                              "document.body.dataset.ready === '1'")
+    student = new_page(browser, errors)
+    student.goto(room["join_url"])
+    student.wait_for_function("() => document.body.dataset.roomChapter === '0'")
+    for k in (1, 2):
+        teacher.click(".room-ch-next")
+        student.wait_for_function(f"() => document.body.dataset.roomChapter === '{k}'")
+    same_as([student], teacher)
+    assert "Chapter 3 of 4: c must wait for y" in student.inner_text("#room-card")
+    teacher.click(".room-ch-ask")
+    student.wait_for_selector(".room-option[data-choice='c']")
+    student.dispatch_event("#view g[data-id='c']", "click")     # the answer, on the figure
+    teacher.wait_for_function("() => document.querySelector(\"#room-card .bar[data-id='c']\")"
+                              "?.dataset.n === '1'")
+    teacher.click(".room-reveal")
+    student.wait_for_selector("#room-card .bar.right.mine[data-id='c']")
+    assert "UNLOCK" in student.inner_text("#room-card .room-explain")
+    teacher.screenshot(path=str(screenshots / "room-lesson-teacher.png"))
+    student.screenshot(path=str(screenshots / "room-lesson-student.png"))
     assert not errors, errors

@@ -7,13 +7,13 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from .hub import Hub, make_bus
-from .model import RoomSettings
 
 
-def install(app: FastAPI, settings: RoomSettings | None = None) -> None:
-    """Add the room routes and this worker's hub (``app.state.rooms``) to an app."""
+def install(app: FastAPI) -> None:
+    """Add the room routes and this worker's hub (``app.state.rooms``) to an app; its limits
+    and ``ALLOCSCOPE_REDIS_URL`` come from the app's settings (app/limits.py)."""
     from . import conn, routes
-    settings = settings or RoomSettings.from_env()
+    settings = app.state.limits
     app.state.rooms = Hub(make_bus(settings), settings)
     app.include_router(routes.router)
     app.include_router(conn.router)

@@ -427,10 +427,11 @@ async def room_socket(ws: WebSocket, code: str) -> None:
         return
     try:
         text = await asyncio.wait_for(ws.receive_text(), HELLO_SECONDS)
-        hello = O.parse(text)
-        if hello.op != "hello":
+        op, rid = O.peek_op(text)
+        if op != "hello":
             raise C.CommandError(f"say hello first: {{\"op\": \"hello\", \"role\": "
-                                 f"\"student\"}}, not {hello.op!r}", hello.id)
+                                 f"\"student\"}}, not {str(op)[:20]!r}", rid)
+        hello = O.parse(text)
     except C.CommandError as exc:
         await _refuse(ws, exc.reply_to, str(exc))
         return

@@ -22,8 +22,9 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..limits import Settings
 from .bus import Bus, BusDown, InProcessBus
-from .model import RoomSettings, RoomState, channel, key
+from .model import RoomState, channel, key
 
 if TYPE_CHECKING:
     from .conn import RoomConnection, TeacherLink
@@ -54,7 +55,7 @@ class LocalRoom:
 class Hub:
     """This worker's rooms; ``app.state.rooms``."""
 
-    def __init__(self, bus: Bus, settings: RoomSettings) -> None:
+    def __init__(self, bus: Bus, settings: Settings) -> None:
         self.bus = bus
         self.settings = settings
         self.worker = secrets.token_hex(4)
@@ -266,7 +267,7 @@ class Hub:
                         self.want_key(code)
 
 
-def make_bus(settings: RoomSettings) -> Bus:
+def make_bus(settings: Settings) -> Bus:
     if settings.redis_url:
         from .redisbus import RedisBus
         return RedisBus(settings.redis_url)

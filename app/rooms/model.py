@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import secrets
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -78,6 +77,9 @@ class RoomState:
     lesson: str | None = None
     chapter: int | None = None         # the lesson chapter the teacher shows (0-based)
     chapter_title: str = ""
+    chapter_text: list[str] = field(default_factory=list)   # a lesson chapter's paragraphs
+    chapter_cite: str = ""
+    chapters: int = 0                  # how many chapters the room's lesson has
     branch: Any = None                 # the teacher session's branch, when sessions have them
     round: dict[str, Any] | None = None      # the open predict round (see rounds.py)
     experiment: dict[str, Any] | None = None  # the open class experiment
@@ -93,38 +95,3 @@ class RoomState:
         data = json.loads(text)
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
-
-
-@dataclass(frozen=True)
-class RoomSettings:
-    """The room limits (ALLOCSCOPE_ROOM_*), read once at start-up like the others."""
-
-    room_max_students: int = 300        # students connected to one room (across workers)
-    max_rooms: int = 50                 # rooms whose teacher is on this worker, and rooms started
-    room_connections: int = 1000        # room websockets per worker (followers cost no session)
-    room_idle_seconds: float = 7200.0   # a room with no activity for this long ends
-    redis_url: str = ""                 # ALLOCSCOPE_REDIS_URL: empty = in-process rooms
-
-    @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> "RoomSettings":
-        env = dict(os.environ) if env is None else env
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            name = "ALLOCSCOPE_" + f.name.upper()
-            raw = env.get(name, "").strip()
-            if not raw:
-                continue
-            if f.name == "redis_url":
-                if not raw.startswith(("redis://", "rediss://", "unix://")):
-                    raise ValueError(f"{name}: must be a redis://, rediss:// or unix:// URL, "
-                                     f"not {raw[:40]!r}")
-                values[f.name] = raw
-                continue
-            try:
-                num = float(raw) if f.type in ("float", float) else int(raw)
-            except ValueError:
-                raise ValueError(f"{name}: must be a number, not {raw!r}") from None
-            if num <= 0:
-                raise ValueError(f"{name}: must be positive, not {raw!r}")
-            values[f.name] = num
-        return cls(**values)

@@ -56,7 +56,7 @@ class Option(BaseModel):
 
 class Ask(_Op):
     op: Literal["ask"]
-    kind: Literal["next-delivery", "next-cs", "deadlock", "custom"]
+    kind: Literal["next-delivery", "next-cs", "deadlock", "custom", "lesson"]
     question: Annotated[str, Field(min_length=1, max_length=300)] | None = None
     options: list[Option] | None = Field(default=None, max_length=40)
     answer: Short | None = None

@@ -20,7 +20,7 @@ from protocols.scenario import parse
 
 from ..session import Session, SessionError
 
-KINDS = ("next-delivery", "next-cs", "deadlock", "custom")
+KINDS = ("next-delivery", "next-cs", "deadlock", "custom", "lesson")
 QUESTIONS = {
     "next-delivery": "Which message will be delivered next?",
     "next-cs": "Which process enters its critical section next?",
@@ -28,6 +28,49 @@ QUESTIONS = {
 }
 MAX_OPTIONS = 40
 OUTCOMES = ("all-served", "deadlock", "livelock", "violation", "incomplete")
+
+
+def lesson_chapter(lesson_id: str, index: int) -> dict[str, Any]:
+    """A lesson chapter's place and words (protocols/lessons), for a room that follows a lesson;
+    SessionError names a lesson or chapter that does not exist."""
+    from protocols.lessons import check as lcheck
+    from protocols.lessons.model import LessonError
+    try:
+        lesson = lcheck.all_lessons().get(lesson_id)
+    except LessonError as exc:
+        raise SessionError(f"the lessons cannot be read: {exc}") from None
+    if lesson is None:
+        raise SessionError(f"there is no lesson {lesson_id[:80]!r}")
+    if not 0 <= index < len(lesson.chapters):
+        raise SessionError(f"lesson {lesson.id!r} has chapters 0 to {len(lesson.chapters) - 1}, "
+                           f"not {index}")
+    ch = lesson.chapters[index]
+    try:
+        place = lcheck.place(lesson, ch)
+    except LessonError as exc:
+        raise SessionError(str(exc)) from None
+    return {"lesson": lesson, "chapter": ch, "scenario": place.scenario, "variant": place.variant,
+            "timeline": list(place.timeline), "step": place.step, "title": ch.title,
+            "text": list(ch.text), "cite": ch.cite, "chapters": len(lesson.chapters)}
+
+
+def lesson_round(session: Session, rid: int, lesson_id: str, index: int) -> dict[str, Any]:
+    """The chapter's own prediction as a round: its question, its candidates, and the answers
+    the lesson checker finds right (more than one may be)."""
+    from protocols.lessons import check as lcheck
+    info = lesson_chapter(lesson_id, index)
+    lesson, ch = info["lesson"], info["chapter"]
+    if ch.prediction is None:
+        raise SessionError(f"chapter {index + 1} ({ch.title}) asks no prediction")
+    labels: dict[str, str] = {}
+    if session.sim is not None:
+        labels = {e.id: e.as_dict().get("label") or e.id for e in session.sim.enabled()}
+    opts = [{"id": c, "label": labels.get(c, c)} for c in lcheck.candidates(lesson, ch)]
+    right = lcheck.right_answers(lesson, ch)
+    return {"id": rid, "kind": "lesson", "question": ch.prediction.question,
+            "options": opts[:MAX_OPTIONS], "step": session.sim.step_no if session.sim else 0,
+            "served_at": 0, "answer": right, "revealed": False,
+            "explain": ch.prediction.explain}
 
 
 def open_round(session: Session, rid: int, kind: str, question: str | None = None,
@@ -63,7 +106,7 @@ def open_round(session: Session, rid: int, kind: str, question: str | None = Non
 
 def settle(session: Session, rnd: dict[str, Any]) -> str | None:
     """The round's answer if the simulator has given it by now (None while it is open)."""
-    if rnd.get("answer") is not None or rnd["kind"] == "custom":
+    if rnd.get("answer") is not None or rnd["kind"] in ("custom", "lesson"):
         return rnd.get("answer")
     sim = session.sim
     k0 = rnd["step"]

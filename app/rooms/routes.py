@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..commands import EventId
 from ..pages import error_page, protocol_of, templates
 from ..session import Session, SessionError
+from . import rounds
 from .bus import BusDown
 from .conn import get_hub
 from .model import RoomState, new_code, new_secret, norm_code, secret_hash
@@ -29,7 +30,7 @@ class StartRoom(BaseModel):
     """The state a room starts from: what the teacher's viewer shows."""
 
     model_config = ConfigDict(extra="forbid")
-    scenario: Annotated[str, Field(min_length=1, max_length=200)] | dict[str, Any]
+    scenario: Annotated[str, Field(min_length=1, max_length=200)] | dict[str, Any] | None = None
     variant: Annotated[str, Field(min_length=1, max_length=40)] | None = None
     schedule: list[EventId] | None = Field(default=None, max_length=1_000_000)
     step: Annotated[int, Field(ge=0, le=10_000_000)] | None = None
@@ -58,16 +59,26 @@ async def start_room(request: Request) -> Response:
         return _bad(429, f"this server already runs {settings.max_rooms} rooms "
                          f"(ALLOCSCOPE_MAX_ROOMS); end one or try again later")
     s = Session(request.app.state.limits)
+    chapter: dict[str, Any] | None = None
     try:
-        s.load(body.scenario, body.variant, body.schedule, body.step)
+        if body.lesson is not None:          # a lesson's room opens at its chapter's state
+            chapter = rounds.lesson_chapter(body.lesson, body.chapter or 0)
+            s.load(chapter["scenario"], chapter["variant"], chapter["timeline"], chapter["step"])
+        elif body.scenario is None:
+            return _bad(400, "scenario: give a scenario (gallery id or object), or a lesson")
+        else:
+            s.load(body.scenario, body.variant, body.schedule, body.step)
     except SessionError as exc:
         return _bad(400, str(exc))
     secret = new_secret()
     rec = RoomState(code="", secret_hash=secret_hash(secret),
                     scenario=s.scenario.model_dump(mode="json"), variant=s.sim.variant,
                     schedule=list(s.sim.trace), step=s.sim.step_no, sched_kind=s.sched_kind,
-                    sched_seed=s.sched_seed, title=s.scenario.title, lesson=body.lesson,
-                    chapter=body.chapter)
+                    sched_seed=s.sched_seed, title=s.scenario.title)
+    if chapter is not None:
+        rec.lesson, rec.chapter, rec.chapters = body.lesson, body.chapter or 0, chapter["chapters"]
+        rec.chapter_title, rec.chapter_text = chapter["title"], chapter["text"]
+        rec.chapter_cite = chapter["cite"]
     try:
         for _ in range(20):
             rec.code = new_code()

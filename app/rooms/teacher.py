@@ -18,6 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..frames import FrameBuilder, encode
+from ..session import SessionError
 from . import rounds
 from .bus import BusDown
 from .model import RoomState, answers_key, runs_key
@@ -220,9 +221,11 @@ class TeacherLink:
             own["round"]["answers"] = self.answers_n
             own["round"]["tally"] = self.tally
             own["round"]["answer"] = rec.round.get("answer")
+            own["round"]["explain"] = rec.round.get("explain")
             if rec.round.get("revealed"):
                 rnd_pub["tally"] = self.tally
                 rnd_pub["answer"] = rec.round.get("answer")
+                rnd_pub["explain"] = rec.round.get("explain")
         if rec.experiment is not None:
             base["experiment"]["histogram"] = self.hist
             own["experiment"]["histogram"] = self.hist
@@ -231,10 +234,17 @@ class TeacherLink:
     # ------------------------------------------------------------------ teacher ops
     def ask(self, op: Any) -> None:
         rec = self.record
+        if op.kind == "lesson":
+            if rec.lesson is None or rec.chapter is None:
+                raise SessionError("this room follows no lesson chapter: nothing to ask from it")
+            rnd = rounds.lesson_round(self.conn.session, rec.rounds_made + 1, rec.lesson,
+                                      rec.chapter)
+        else:
+            opts = [o.model_dump() for o in op.options] if op.options else None
+            rnd = rounds.open_round(self.conn.session, rec.rounds_made + 1, op.kind, op.question,
+                                    opts, op.answer)
         rec.rounds_made += 1
-        opts = [o.model_dump() for o in op.options] if op.options else None
-        rec.round = rounds.open_round(self.conn.session, rec.rounds_made, op.kind, op.question,
-                                      opts, op.answer)
+        rec.round = rnd
         self.tally = {o["id"]: 0 for o in rec.round["options"]}
         self.answers_n = 0
         self.touch_meta()
@@ -268,8 +278,21 @@ class TeacherLink:
         self.touch_meta()
 
     def chapter(self, lesson: str | None, chapter: int | None, title: str) -> None:
+        """Show a lesson chapter. For a lesson in protocols/lessons the chapter's state is loaded
+        into the teacher's session (the class follows it) and its words go to the class; for
+        any other player the call only records the chapter and its title (the documented hook)."""
         rec = self.record
-        rec.lesson, rec.chapter, rec.chapter_title = lesson or rec.lesson, chapter, title
+        lid = lesson or rec.lesson
+        text, cite, count = [], "", rec.chapters
+        if lid is not None and chapter is not None and _known_lesson(lid):
+            info = rounds.lesson_chapter(lid, chapter)
+            conn = self.conn
+            conn.stop_play()
+            conn.session.load(info["scenario"], info["variant"], info["timeline"], info["step"])
+            conn.push(conn.frames.full(conn.session, None, load=True))
+            title, text, cite, count = info["title"], info["text"], info["cite"], info["chapters"]
+        rec.lesson, rec.chapter, rec.chapter_title = lid, chapter, title
+        rec.chapter_text, rec.chapter_cite, rec.chapters = text, cite, count
         self.touch_meta()
 
 
@@ -288,6 +311,15 @@ def public_meta(rec: RoomState, students: int, teacher: bool) -> dict[str, Any]:
     return {"type": "room", "code": rec.code, "title": rec.title, "students": students,
             "teacher": teacher, "round": rnd, "experiment": exp, "selected": rec.selected,
             "lesson": rec.lesson, "chapter": rec.chapter, "chapter_title": rec.chapter_title,
-            "branch": rec.branch}
+            "chapter_text": rec.chapter_text, "chapter_cite": rec.chapter_cite,
+            "chapters": rec.chapters, "branch": rec.branch}
+
+
+def _known_lesson(lesson_id: str) -> bool:
+    try:
+        from protocols.lessons import check as lcheck
+        return lesson_id in lcheck.all_lessons()
+    except Exception:   # noqa: BLE001 - no lessons here: the chapter is only recorded
+        return False
 
 

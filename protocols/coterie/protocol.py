@@ -22,7 +22,7 @@ from ..kernel import ENV, Ctx, Message, Setup
 from ..kernel.rules import RuleProtocol, receive, rule
 from ..kernel.variants import Feature, table
 from . import monitors, view
-from .config import Config, build, quorum_for, select
+from .config import Config, Fields, build, quorum_for, select
 from .forget import forget as forget_dead
 from .state import Member, Proc, Requester
 
@@ -66,6 +66,7 @@ class Coterie(RuleProtocol):
     title = "Local coteries and AllocResource (Kakugawa & Yamashita)"
     version = "1"
     variant_table = VARIANTS
+    scenario_model = Fields
     channels = "fifo"
     view_kind = "quorum"
     fault_kinds = ("drop", "duplicate", "crash")

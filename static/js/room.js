@@ -91,6 +91,12 @@ export function startRoom(ctx) {
       if (ask.value) quiet(send({ op: "ask", kind: ask.value }));
       ask.value = "";
     });
+    // a room that follows a lesson: the chapters, and the chapter's own prediction as a round
+    const prev = button("◀ chapter", "The lesson's previous chapter (the class follows)", () => goChapter(-1), "room-ch-prev");
+    const next = button("chapter ▶", "The lesson's next chapter (the class follows)", () => goChapter(1), "room-ch-next");
+    const lessonQ = button("ask the chapter's question", "Run this chapter's prediction as a round", () => quiet(send({ op: "ask", kind: "lesson" })), "room-ch-ask");
+    for (const b of [prev, next, lessonQ]) b.classList.add("room-lesson-tool");
+    tools.append(prev, next, lessonQ);
     tools.append(ask,
       button("reveal", "Show the class the tally (and the answer once the simulator has given it)", () => quiet(send({ op: "reveal" })), "room-reveal"),
       button("close", "Close the question", () => quiet(send({ op: "close_round" })), "room-close"),
@@ -102,6 +108,12 @@ export function startRoom(ctx) {
     tools.append(
       button("explore on my own", "Leave follow mode: your own copy of the current state, to step as you like", () => fork(), "room-fork"),
       button("back to the class", "Drop your copy and follow the teacher again", () => rejoin(), "room-rejoin"));
+  }
+
+  function goChapter(d) {
+    const i = state.info || {};
+    const n = Math.max(0, Math.min((i.chapters || 1) - 1, (i.chapter ?? 0) + d));
+    if (n !== i.chapter) quiet(send({ op: "chapter", chapter: n }));
   }
 
   function fork() {
@@ -127,7 +139,7 @@ export function startRoom(ctx) {
   act.deliver = (id) => {
     if (!following()) return deliver(id);
     const r = state.info && state.info.round;
-    if (r && r.kind === "next-delivery" && !r.revealed) return answer(id);
+    if (r && !r.revealed && (r.kind === "next-delivery" || offered(r, id))) return answer(id);
     refuse();
     return null;
   };
@@ -138,10 +150,13 @@ export function startRoom(ctx) {
   const select = handlers.selectNode;
   handlers.selectNode = (id) => {
     const r = state.info && state.info.round;
-    if (following() && r && r.kind === "next-cs" && !r.revealed) { answer(id); return; }
+    if (following() && r && !r.revealed && (r.kind === "next-cs" || offered(r, id))) { answer(id); return; }
     select(id);
     if (room.role === "teacher" && !ui.armed) quiet(send({ op: "select", proc: ui.selected }));
   };
+
+  /** Whether a round offers this process or message as an answer (a lesson's prediction). */
+  const offered = (r, id) => r.options.some((o) => o.id === id);
 
   function answer(choice) {
     return quiet(send({ op: "answer", choice }));
@@ -171,6 +186,7 @@ export function startRoom(ctx) {
       modeText.textContent += ` · chapter ${info.chapter + 1}${info.chapter_title ? `: ${info.chapter_title}` : ""}`;
     }
     document.body.dataset.roomChapter = info.chapter ?? "";
+    document.body.classList.toggle("room-lesson", (info.chapters || 0) > 0);
     if (following() && info.selected !== undefined && ui.selected !== info.selected) {
       ui.selected = info.selected;
       ui.forceAll = true;
@@ -188,16 +204,17 @@ export function startRoom(ctx) {
   function drawCard(info) {
     card.replaceChildren();
     const r = info.round, x = info.experiment;
-    card.hidden = !r && !x;
+    const words = (info.chapter_text || []).length > 0;
+    card.hidden = !r && !x && !words;
     if (r) {
       const box = el("div", "room-round");
       box.dataset.round = String(r.id);
       box.append(el("h3", "", r.question));
       const tally = r.tally || null;
-      const answerId = r.answer;
+      const right = r.answer === null || r.answer === undefined ? [] : [].concat(r.answer);
       if (tally) {
         box.append(chartBars(r.options.map((o) => ({ id: o.id, label: o.label, n: tally[o.id] || 0,
-          mark: o.id === answerId, mine: o.id === info.my_answer }))));
+          mark: right.includes(o.id), mine: o.id === info.my_answer }))));
       }
       const opts = el("div", "room-options");
       for (const o of r.options) {
@@ -211,8 +228,9 @@ export function startRoom(ctx) {
       const foot = el("p", "room-foot",
         `${r.answers ?? 0} answer${r.answers === 1 ? "" : "s"}` +
         (r.revealed ? " · revealed" : state.role === "teacher" ? " · students do not see the tally yet" : " · click an answer, or on the figure") +
-        (answerId ? ` · the simulator says: ${(r.options.find((o) => o.id === answerId) || {}).label || answerId}` : ""));
+        (right.length ? ` · the simulator says: ${right.map((a) => (r.options.find((o) => o.id === a) || {}).label || a).join(" or ")}` : ""));
       box.append(foot);
+      if (r.explain && (r.revealed || state.role === "teacher")) box.append(el("p", "room-explain", r.explain));
       card.append(box);
     }
     if (x) {
@@ -235,6 +253,13 @@ export function startRoom(ctx) {
           box.append(row);
         }
       }
+      card.append(box);
+    }
+    if (words) {   // the chapter's words under the question, which matters more right now
+      const box = el("div", "room-chapter");
+      box.append(el("h3", "", `Chapter ${info.chapter + 1}${info.chapters ? ` of ${info.chapters}` : ""}: ${info.chapter_title}`));
+      for (const p of info.chapter_text) box.append(el("p", "", p));
+      if (info.chapter_cite) box.append(el("p", "room-foot", info.chapter_cite));
       card.append(box);
     }
   }
