@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from protocols.lessons import check as lcheck
-from protocols.lessons.check import place
+from protocols.lessons.check import place, step_of
 
 pytestmark = pytest.mark.browser
 
@@ -60,7 +60,7 @@ def test_prediction_wrong_right_explore_and_return(page: Any, live_server: str, 
     page.set_default_timeout(30_000)       # long timelines (kout-chaos: 600 steps) replay on load
     right = lcheck.right_answers(lesson, ch)
     wrong = next(a for a in lcheck.candidates(lesson, ch) if a not in right)
-    _open(page, live_server, lesson_id, chapter_id, ch.step)
+    _open(page, live_server, lesson_id, chapter_id, step_of(lesson, ch))
     _answer(page, pr.answer_on, wrong)
     page.wait_for_selector("#ch-task[data-correct='false']")
     assert "the simulator says" in page.text_content("#ch-task .verdict")
@@ -72,12 +72,12 @@ def test_prediction_wrong_right_explore_and_return(page: Any, live_server: str, 
     page.evaluate("localStorage.clear()")
     page.reload()
     page.wait_for_function("s => document.body.dataset.ready === '1' && "
-                           "document.body.dataset.step === String(s)", arg=ch.step)
+                           "document.body.dataset.step === String(s)", arg=step_of(lesson, ch))
     _answer(page, pr.answer_on, right[0])
     page.wait_for_selector("#ch-task[data-correct='true']")
     saved = page.evaluate(f"JSON.parse(localStorage.getItem('allocscope.lesson.{lesson_id}'))")
     assert saved["answers"][chapter_id]["correct"] is True
-    _explore_and_return(page, live_server, lesson_id, ch, ch.step)
+    _explore_and_return(page, live_server, lesson_id, ch, step_of(lesson, ch))
     page.wait_for_selector("#ch-task[data-correct='true']")   # the answer was kept
 
 
@@ -86,7 +86,7 @@ def test_try_it_missed_solved_explore_and_return(page: Any, live_server: str, le
                                                  chapter_id: str) -> None:
     lesson, ch = _chapter(lesson_id, chapter_id)
     solution = list(ch.try_it.solution)
-    _open(page, live_server, lesson_id, chapter_id, ch.step)
+    _open(page, live_server, lesson_id, chapter_id, step_of(lesson, ch))
     page.wait_for_selector("#fig-events:not([hidden]) .ev")
     others = [e for e in page.eval_on_selector_all("#fig-events .ev", "bs => bs.map(b => b.dataset.event)")
               if e != solution[0] and not lcheck.try_goal(lesson, ch, [e])["holds"]]
@@ -95,22 +95,22 @@ def test_try_it_missed_solved_explore_and_return(page: Any, live_server: str, le
         page.wait_for_function("() => document.querySelector('#ch-task .try-status').textContent.includes('not yet')")
         assert page.get_attribute("#ch-task", "data-solved") == "false"
         page.click("#btn-undo")
-        page.wait_for_function("s => document.body.dataset.step === String(s)", arg=ch.step)
+        page.wait_for_function("s => document.body.dataset.step === String(s)", arg=step_of(lesson, ch))
     for k, eid in enumerate(solution, 1):
         page.click(f"#fig-events .ev[data-event='{eid}']")
-        page.wait_for_function("s => document.body.dataset.step === String(s)", arg=ch.step + k)
+        page.wait_for_function("s => document.body.dataset.step === String(s)", arg=step_of(lesson, ch) + k)
     page.wait_for_selector("#ch-task[data-solved='true']")
-    _explore_and_return(page, live_server, lesson_id, ch, ch.step)
+    _explore_and_return(page, live_server, lesson_id, ch, step_of(lesson, ch))
 
 
 def test_navigation_keys_hash_and_index_marks(page: Any, live_server: str) -> None:
     lesson = LESSONS["datta-fig1-deadlock"]
     first, second = lesson.chapters[0], lesson.chapters[1]
-    _open(page, live_server, lesson.id, first.id, first.step)
+    _open(page, live_server, lesson.id, first.id, step_of(lesson, first))
     assert page.is_disabled("#btn-prev")
     page.click("#btn-next")
     page.wait_for_function("([c, s]) => location.hash === '#' + c && "
-                           "document.body.dataset.step === String(s)", arg=[second.id, second.step])
+                           "document.body.dataset.step === String(s)", arg=[second.id, step_of(lesson, second)])
     page.keyboard.press("ArrowLeft")
     page.wait_for_function("c => document.body.dataset.chapter === c", arg=first.id)
     for _ in lesson.chapters:
@@ -152,7 +152,7 @@ def test_screenshots_of_every_lesson(browser: Any, live_server: str, screenshots
                 pg.goto(f"{live_server}/lesson/{lesson.id}{query}#{ch.id}")
                 pg.wait_for_function(
                     "([c, s]) => document.body.dataset.chapter === c && document.body.dataset.ready"
-                    " === '1' && document.body.dataset.step === String(s)", arg=[ch.id, ch.step])
+                    " === '1' && document.body.dataset.step === String(s)", arg=[ch.id, step_of(lesson, ch)])
                 pg.wait_for_timeout(150)
                 assert pg.locator("#view g.node").count() >= 2
                 assert pg.text_content("#ch-title") == ch.title
