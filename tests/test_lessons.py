@@ -95,6 +95,8 @@ def _base() -> dict:
      "moment: 'the big bang' is not a moment of datta-departure under full; moments: figure,"),
     (lambda d: d["chapters"][0].update(claims=["in_cs(C9)"]), "names unknown process 'C9'"),
     (lambda d: d["chapters"][0].update(highlight=["R7"]), "names unknown process 'R7'"),
+    (lambda d: d["chapters"][0].update(highlight=["type:Telegram"]),
+     "highlight: unknown message type 'Telegram'; datta_ring sends"),
     (lambda d: d["chapters"][0].update(claims=["cycle == [R1, R2]", "in_cs(C1)"]),
      "'in_cs(C1)' is false at step 10"),
     (lambda d: d["chapters"][1]["prediction"].update(check="monitor == deadlock and $answer == x"),

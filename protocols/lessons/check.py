@@ -196,7 +196,12 @@ def validate(lesson: Lesson) -> list[str]:
         except (LessonError, ScenarioError) as exc:
             problems.append(str(exc))
             continue
-        names = [*ch.highlight]
+        names = [h for h in ch.highlight if not h.startswith("type:")]
+        kinds = registry.get(lesson.protocol).message_kinds()
+        for h in ch.highlight:
+            if h.startswith("type:") and kinds and h[5:] not in kinds:
+                problems.append(f"{where}.highlight: unknown message type {h[5:]!r}; "
+                                f"{lesson.protocol} sends {', '.join(kinds)}")
         texts = [*ch.claims] + ([ch.try_it.goal] if ch.try_it else []) + (
             [ch.prediction.check] if ch.prediction else [])
         for t in texts:

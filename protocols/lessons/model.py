@@ -84,7 +84,7 @@ class Chapter(_Strict):
     scenario: str | None = Field(default=None, max_length=80)   # another gallery scenario
     variant: str | None = Field(default=None, max_length=40)
     schedule: list[str] | None = Field(default=None, max_length=2000)   # replaces the lesson's
-    highlight: list[str] = Field(default_factory=list, max_length=12)
+    highlight: list[str] = Field(default_factory=list, max_length=12)   # node ids, "type:<Msg>"
     claims: list[str] = Field(max_length=12)
     prediction: Prediction | None = None
     try_it: TryIt | None = None
