@@ -163,6 +163,8 @@ class TeacherLink:
             await self.hub.bus.publish(self._chan(), "M" + json.dumps(pub, separators=(",", ":")))
             self.conn.teacher_note(own)
         now = time.monotonic()
+        if now - self.saved_at > self.hub.settings.room_idle_seconds / 4:
+            self.save_due = True         # a connected teacher keeps the room alive
         if self.save_due and (not s.playing or now - self.saved_at >= SAVE_EVERY):
             self.save_due = False
             self.saved_at = now
