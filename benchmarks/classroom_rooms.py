@@ -7,7 +7,8 @@
 Each teacher drives the gallery's ``datta-stress`` ring (38 processes, ≈ 4 KB a frame) with the
 random scheduler at 10 steps a second (one ``step`` command every 0.1 s; a run that ends is
 reset). Students join in batches of 20, wait for their key frame, then the measurement runs for
-``--seconds``. Fan-out latency = the time a student receives a frame showing step k minus the time
+``--seconds``. The students live in ``--procs`` processes of their own (4), so that the load
+generator is not what limits the numbers. Fan-out latency = the time a student receives a frame showing step k minus the time
 its teacher sent the command that made step k (one clock: every client is in this process); the
 baseline measured in the same run is the teacher's own answer time for the same commands.
 Reported: students joined, frames and steps seen, latency p50 / p99 / max, errors (error frames,
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing as mp
 import os
 import re
 import shutil
@@ -172,13 +174,14 @@ class Teacher:
 
 
 class Student:
-    def __init__(self, base: str, code: str, teacher: Teacher) -> None:
-        self.base, self.code, self.teacher = base, code, teacher
-        self.got: list[tuple[int, float]] = []      # (step, when received) of measured frames
+    def __init__(self, base: str, code: str) -> None:
+        self.base, self.code = base, code
+        self.got: list[tuple[int, float]] = []      # (step, when received), once measuring
         self.frames = 0
         self.errors: list[str] = []
         self.last_step: int | None = None
         self.last_hash = ""
+        self.last_at = 0.0
         self.ready = asyncio.Event()
         self.measuring = False
 
@@ -189,7 +192,6 @@ class Student:
                 await ws.send(json.dumps({"op": "hello", "id": 1}))
                 reader = asyncio.get_running_loop().create_task(self._read(ws))
                 await until.wait()
-                await asyncio.sleep(1.5)              # the last frames arrive
                 reader.cancel()
         except Exception as exc:   # noqa: BLE001 - counted, reported
             self.errors.append(f"socket: {type(exc).__name__}: {exc}")
@@ -206,6 +208,7 @@ class Student:
                 self.errors.append(json.loads(text)["message"])
                 continue
             self.frames += 1
+            self.last_at = now
             k = int(STEP_RE.search(head).group(1))
             h = HASH_RE.search(text)
             self.last_hash = h.group(1) if h else ""
@@ -214,15 +217,14 @@ class Student:
                 self.last_step = k
                 self.ready.set()
                 continue
-            steps = [k]
             if full:                       # a key frame: its history covers the steps it skips
                 if self.measuring and k > self.last_step:
                     self.got += [(s, now) for s in range(self.last_step + 1, k + 1)]
                 self.last_step = k
                 continue
+            steps = [k]
             if '"skipped_records"' in text:
-                m = json.loads(text)
-                steps = [r["step"] for r in m["skipped_records"]] + [k]
+                steps = [r["step"] for r in json.loads(text)["skipped_records"]] + [k]
             if k < self.last_step:                   # a reset: the timeline starts again
                 self.last_step = k
                 continue
@@ -230,11 +232,44 @@ class Student:
                 self.errors.append(f"missing steps {self.last_step + 1}..{steps[0] - 1}")
             self.last_step = k
             if self.measuring:
-                for s in steps:
-                    self.got.append((s, now))
+                self.got += [(s, now) for s in steps]
 
 
-async def measure(config: str, students: int, seconds: float) -> dict[str, Any]:
+def class_process(targets: list[tuple[str, str]], joined: Any, start: Any, stop: Any,
+                  out: Any) -> None:
+    """One load-generating process: its share of the students (a process of its own, so that
+    the clients are not the bottleneck), joined in batches of 20; reports when all have their
+    key frame, measures from ``start``, and after ``stop`` waits until no frame came for 2 s."""
+    async def go() -> list[dict[str, Any]]:
+        done = asyncio.Event()
+        klass = [Student(b, c) for b, c in targets]
+        tasks = []
+        for i in range(0, len(klass), 20):
+            batch = klass[i:i + 20]
+            tasks += [asyncio.get_running_loop().create_task(s.run(done)) for s in batch]
+            try:
+                await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in batch)), 120)
+            except TimeoutError:
+                pass
+        with joined.get_lock():
+            joined.value += sum(1 for s in klass if s.last_step is not None)
+        while not start.is_set():
+            await asyncio.sleep(0.05)
+        for s in klass:
+            s.measuring = True
+        while not stop.is_set():
+            await asyncio.sleep(0.1)
+        while time.perf_counter() - max(s.last_at for s in klass) < 2.0:
+            await asyncio.sleep(0.2)
+        done.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return [{"code": s.code, "got": s.got, "frames": s.frames, "errors": s.errors,
+                 "last_step": s.last_step, "last_hash": s.last_hash} for s in klass]
+    out.put(asyncio.run(go()))
+
+
+async def measure(config: str, students: int, seconds: float, procs: int) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
     with ExitStack() as stack:
         env: dict[str, str] = {"ALLOCSCOPE_MAX_SESSIONS": "1000",
                                "ALLOCSCOPE_COMMANDS_PER_SECOND": "1000",
@@ -253,67 +288,76 @@ async def measure(config: str, students: int, seconds: float) -> dict[str, Any]:
             pids["uvicorn"] = pa
             bases = [a]
         rooms = 5 if config == "five" else 1
-        teachers = []
-        for _ in range(rooms):
-            teachers.append(Teacher(a, start_room(a)))
-        done = asyncio.Event()
-        klass: list[Student] = []
-        tasks = []
-        for t in teachers:
-            tasks.append(asyncio.get_running_loop().create_task(t.run(10.0)))
-        for t in teachers:
-            for i in range(students):
-                klass.append(Student(bases[i % len(bases)], t.room["code"], t))
-        for i in range(0, len(klass), 20):               # join in batches of 20
-            batch = klass[i:i + 20]
-            for s in batch:
-                tasks.append(asyncio.get_running_loop().create_task(s.run(done)))
-            await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in batch)), 60)
-        joined = sum(1 for s in klass if s.last_step is not None)
+        teachers = [Teacher(a, start_room(a)) for _ in range(rooms)]
+        by_code = {t.room["code"]: t for t in teachers}
+        tasks = [asyncio.get_running_loop().create_task(t.run(10.0)) for t in teachers]
+        targets = [(bases[i % len(bases)], t.room["code"]) for t in teachers
+                   for i in range(students)]
+        joined, start, stop, out = ctx.Value("i", 0), ctx.Event(), ctx.Event(), ctx.Queue()
+        workers = [ctx.Process(target=class_process, args=(targets[i::procs], joined, start,
+                                                           stop, out)) for i in range(procs)]
+        for w in workers:
+            w.start()
+        t_join = time.perf_counter()
+        while joined.value < len(targets) and time.perf_counter() - t_join < 300:
+            if all(not w.is_alive() for w in workers):
+                break
+            await asyncio.sleep(0.5)
+            with joined.get_lock():
+                pass
+        join_s = time.perf_counter() - t_join
         await asyncio.sleep(1.0)
         stats0 = {k: proc_stats(p) for k, p in pids.items()}
         peak = {k: v[0] for k, v in stats0.items()}
-        t0 = time.perf_counter()
-        for s in klass:
-            s.measuring = True
         for t in teachers:
             t.measuring = True
+        t0 = time.perf_counter()
+        start.set()
         while time.perf_counter() - t0 < seconds:
             await asyncio.sleep(1.0)
             for k, p in pids.items():
                 peak[k] = max(peak[k], proc_stats(p)[0])
-        wall = time.perf_counter() - t0
+        t1 = time.perf_counter()
         stats1 = {k: proc_stats(p) for k, p in pids.items()}
-        for s in klass:
-            s.measuring = False
         for t in teachers:
             t.stop = True
-        done.set()
+            t.measuring = False
+        stop.set()
+        results: list[dict[str, Any]] = []
+        for _ in workers:
+            results += await asyncio.to_thread(out.get, True, 120)
+        for w in workers:
+            w.join(10)
         await asyncio.gather(*tasks, return_exceptions=True)
     lat = []
-    for s in klass:
-        sent = s.teacher.sent
-        lat += [(when - sent[k]) * 1000 for k, when in s.got if k in sent]
+    for r in results:
+        sent = by_code[r["code"]].sent
+        lat += [(when - sent[k]) * 1000 for k, when in r["got"] if t0 <= sent.get(k, 0) <= t1]
     lat.sort()
     base = sorted(x for t in teachers for x in t.answer_ms)
-    errors = sum(len(s.errors) for s in klass) + sum(len(t.errors) for t in teachers)
-    hash_off = sum(1 for s in klass if s.last_hash != s.teacher.hash.get(s.last_step, ""))
-    sample = next((e for s in klass for e in s.errors), "") or next(
+    errors = sum(len(r["errors"]) for r in results) + sum(len(t.errors) for t in teachers)
+    hash_off = sum(1 for r in results
+                   if r["last_hash"] != by_code[r["code"]].hash.get(r["last_step"], "")
+                   or r["last_step"] != by_code[r["code"]].step)
+    sample = next((e for r in results for e in r["errors"]), "") or next(
         (e for t in teachers for e in t.errors), "")
+    wall = t1 - t0
     return {
-        "config": config, "rooms": rooms, "students": len(klass), "joined": joined,
+        "config": config, "rooms": rooms, "students": len(targets),
+        "joined": sum(1 for r in results if r["last_step"] is not None),
+        "join_seconds": round(join_s, 1), "client_processes": procs,
         "seconds": round(wall, 1), "steps": sum(len(t.sent) for t in teachers),
-        "frames": sum(s.frames for s in klass), "latencies": len(lat),
+        "frames": sum(r["frames"] for r in results), "latencies": len(lat),
         "teacher_resets": sum(t.resets for t in teachers),
         "p50_ms": round(statistics.median(lat), 1) if lat else None,
         "p99_ms": round(lat[int(len(lat) * 0.99) - 1], 1) if lat else None,
         "max_ms": round(lat[-1], 1) if lat else None,
         "teacher_answer_p50_ms": round(statistics.median(base), 1) if base else None,
         "teacher_answer_p99_ms": round(base[int(len(base) * 0.99) - 1], 1) if base else None,
-        "errors": errors, "final_hash_differs": hash_off, "first_error": sample[:200],
+        "errors": errors, "final_state_differs": hash_off, "first_error": sample[:200],
         "cpu_percent": {k: round(100 * (stats1[k][1] - stats0[k][1]) / wall, 1) for k in pids},
         "rss_peak_mib": {k: round(v / 1024, 1) for k, v in peak.items()},
-        "load_average": os.getloadavg(),
+        "load_average": [round(x, 1) for x in os.getloadavg()],
     }
 
 
@@ -322,10 +366,12 @@ def main() -> None:
     ap.add_argument("--config", choices=["one", "five", "redis"], default="one")
     ap.add_argument("--students", type=int, default=200, help="students per room (≤ 1000)")
     ap.add_argument("--seconds", type=float, default=60.0, help="measured seconds (≤ 600)")
+    ap.add_argument("--procs", type=int, default=4, help="load-generating processes (1..16)")
     args = ap.parse_args()
-    if not 1 <= args.students <= 1000 or not 1 <= args.seconds <= 600:
-        ap.error("--students 1..1000 and --seconds 1..600 keep the load bounded")
-    print(json.dumps(asyncio.run(measure(args.config, args.students, args.seconds)), indent=1))
+    if not 1 <= args.students <= 1000 or not 1 <= args.seconds <= 600 or not 1 <= args.procs <= 16:
+        ap.error("--students 1..1000, --seconds 1..600, --procs 1..16 keep the load bounded")
+    print(json.dumps(asyncio.run(measure(args.config, args.students, args.seconds, args.procs)),
+                     indent=1))
 
 
 if __name__ == "__main__":

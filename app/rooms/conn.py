@@ -284,6 +284,9 @@ class RoomConnection(Connection):
         schedule = cmd.schedule if cmd.schedule is not None else rec.schedule
         step = cmd.step if cmd.step is not None else (rec.step if cmd.schedule is None else None)
         self.session.load(rec.scenario, rec.variant, schedule, step)
+        if rec.sched_kind:                  # the class's scheduler goes with the copy
+            with contextlib.suppress(SessionError):
+                self.session.set_scheduler(rec.sched_kind, rec.sched_seed)
         self.sessions.active += 1
         self.holds_session = True
         self.mode = "fork"
