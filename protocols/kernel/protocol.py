@@ -215,11 +215,6 @@ class Protocol:
         move counts as a deadlock."""
         return True
 
-    def unfinished(self, config: Any, pid: str, state: Any) -> bool:
-        """Whether ``pid`` still has work it has not started (a request left in its workload).
-        Default no; the monitors may use it to tell "done" from "stuck" (issue 15)."""
-        return False
-
     def view(self, sim: "Simulator") -> dict[str, Any]:
         """Positions and per-node data for the browser, in the shape of
         ``kernel.viewschema.View`` (docs/adding-a-protocol.md, section 5)."""
