@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from protocols.crosscheck import explore  # noqa: E402
 from protocols.runner import build, drive, report, scheduler_for  # noqa: E402
 from protocols.scenario import gallery, parse  # noqa: E402
-from tests.datta_bfs import explore  # noqa: E402
 
 
 def speed(variant: str = "full", repeat: int = 3) -> dict:

@@ -7,10 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from protocols.crosscheck import explore
 from protocols.runner import build, drive, run, scheduler_for
 from protocols.scenario import ScenarioError, gallery, parse
-
-from .datta_bfs import explore
 
 VARIANTS = ("naive", "as-printed", "prose", "full")
 

@@ -1,4 +1,5 @@
-"""A small breadth-first explorer for datta_ring tests (until protocols/explorer.py lands).
+"""A small breadth-first reachability check, independent of protocols/explorer, to cross-check
+it (tests/test_datta_ring.py) and to time plain searches (benchmarks/datta_ring.py).
 
 It walks every reachable global state of a small scenario (deduplicated by ``State.key()``),
 checks safety after every step (no resource used by two clients, the protocol's own predicates)
