@@ -102,3 +102,16 @@ def test_every_feature_names_an_erratum_entry_that_exists() -> None:
             assert proto == pid and f.reason and entry, (pid, f)
             if pid in papers:
                 assert entry in {e.id for e in load(pid).entries()}, (pid, f)
+
+
+def test_schema_types_the_three_sections_and_lists_variants_with_their_features() -> None:
+    from protocols.scenario import schema
+    s = schema("coterie")
+    assert s["properties"]["variant"]["enum"] == ["as-printed", "full", None]
+    defs = s["$defs"]
+    assert {"Params", "Topology", "Workload"} <= set(defs)
+    assert defs["Workload"]["additionalProperties"] is False
+    full = {v["variant"]: v for v in s["x-variants"]}["full"]
+    assert [f["name"] for f in full["features"]] == ["R1", "R2", "R3", "C6"]
+    free = schema("datta_ring")            # not typed yet: free-form objects
+    assert free["properties"]["params"]["type"] == "object" and "x-variants" not in free

@@ -40,12 +40,6 @@ class Variants:
         """The features ``variant`` switches on (KeyError for an unknown variant)."""
         return self.named[variant]
 
-    def feature(self, name: str) -> Feature:
-        for f in self.features:
-            if f.name == name:
-                return f
-        raise KeyError(name)
-
     def describe(self) -> list[dict]:
         """The table as data (for docs and the API): each variant with its features' reasons."""
         return [{"variant": v, "features": [{"name": f.name, "reason": f.reason,
