@@ -18,6 +18,10 @@ from typing import Any
 FOUND = ("violation", "deadlock", "livelock")
 
 
+class ClusterError(RuntimeError):
+    """The Dask scheduler cannot be used (not installed, not reachable)."""
+
+
 def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
     """Explore one instance and run its random schedules; the row the table shows."""
     from ..explorer import check
@@ -39,6 +43,11 @@ def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
     row["random"] = random_runs(sc, variant, task["seeds"], task["steps"], None)
     if task.get("faults") is not None:
         row["faulty"] = faulty_runs(sc, variant, task)
+    if task.get("worst") and ex["result"] == "ok":
+        from .bounds import worst_case
+        wc = worst_case(sc, variant, task["worst"], task["max_states"], task.get("max_seconds"))
+        row["worst"] = {k: v for k, v in wc.items() if k != "witness"}
+        row["worst"]["witness_length"] = len(wc["witness"])
     row.update(verdict(row, task))
     if row["result"] == "counterexample":
         row["scenario"] = task["scenario"]
@@ -154,9 +163,13 @@ def _dask(fn: Callable, tasks: Iterable[dict[str, Any]], address: str,
         from distributed import Client
         from distributed import wait as dwait
     except ImportError:  # pragma: no cover - depends on the installation
-        raise RuntimeError("--scheduler-address needs Dask distributed: pip install "
+        raise ClusterError("--scheduler-address needs Dask distributed: pip install "
                            "'allocscope[cluster]'") from None
-    with Client(address, set_as_default=False) as client:
+    try:
+        client = Client(address, set_as_default=False, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    with client:
         cores = sum(client.nthreads().values()) or 1
         yield from _windowed(lambda f, t: client.submit(f, t, pure=False),
                              lambda fs: dwait(list(fs), return_when="FIRST_COMPLETED").done,
