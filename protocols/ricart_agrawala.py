@@ -184,9 +184,6 @@ class RicartAgrawala(RuleProtocol):
     def served_all(self, sim: Any) -> bool:
         return not sim.waiting and not sim.cs and all(s.requests_left == 0 for s in sim.procs)
 
-    def unfinished(self, config: Config, pid: str, state: Proc) -> bool:
-        return state.requests_left > 0
-
     def message_label(self, msg: Message) -> str:
         return f"REQUEST {msg.body}" if msg.kind == "REQUEST" else msg.kind
 
