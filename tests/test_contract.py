@@ -56,12 +56,21 @@ def test_rules_table_guards_are_exactly_the_enabled_events(sid: str) -> None:
 
 
 @pytest.mark.parametrize("sid", sorted(gallery()))
-def test_receive_guards_hold_only_with_a_deliverable_message(sid: str) -> None:
+def test_guards_agree_with_enabled_on_every_state(sid: str) -> None:
+    """Every protocol: a receive guard holds exactly while a message of its kind is
+    deliverable to the process, and as many of its other guards hold as it has enabled
+    actions (each guarded action is one enabled event)."""
     seen = 0
     for sim in states(sid):
-        deliverable = {e.id: e.msg for e in sim.enabled() if e.kind == DELIVER}
+        enabled = [e for e in sim.enabled() if e.kind != FAULT]
+        deliverable = {e.id: e.msg for e in enabled if e.kind == DELIVER}
         for pid in sim.pids:
-            for g in sim.inspect(pid)["guards"]:
+            guards = sim.inspect(pid)["guards"]
+            actions = [e.id for e in enabled if e.pid == pid and e.kind != DELIVER]
+            held = [g["name"] for g in guards if g["holds"] and not g["receives"]]
+            assert len(held) == len(actions), \
+                f"{sid} step {sim.step_no} {pid}: guards {held} hold, enabled {actions}"
+            for g in guards:
                 if not g["receives"]:
                     continue
                 seen += 1

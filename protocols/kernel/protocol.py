@@ -56,6 +56,12 @@ class Protocol:
     # whole period while others were served (starvation by a cycle, e.g. kout_tree's Fig. 3).
     livelock_bypass: bool = False
     messages: tuple[str, ...] = ()   # the message kinds, where no on_<Kind> handler names them
+    # Message glyphs: kind -> (shape, colour, short label), fixed per protocol so a legend and a
+    # lesson can name them ("the blue diamond is the PrioT"); shapes are those of
+    # static/js/messages.js (circle, square, diamond, triangle, hexagon, vee, star), and the
+    # label is always drawn too, so colour never carries the meaning alone. Empty: the browser
+    # picks a distinct (shape, colour) per kind itself.
+    message_styles: dict[str, tuple[str, str, str]] = {}
 
     # Named variants (kernel.variants): set ``variant_table`` and the class gets ``variants``
     # and ``default_variant`` from it; handlers ask ``ctx.has(feature)``. ``ablated`` switches
@@ -242,10 +248,11 @@ class Protocol:
 
 def receive_kind(name: str, kinds: Iterable[str]) -> str:
     """The message kind a guard's name mentions as a whole word ("" when none does)."""
-    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name))
-    for k in kinds:
-        if k in words:
-            return k
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name)
+    known = set(kinds)
+    for i, w in enumerate(words):
+        if w in known and (i == 0 or words[i - 1] not in ("send", "sends")):   # not "send Done"
+            return w
     return "*" if "receive" in words else ""    # "receive forms": any message to it
 
 

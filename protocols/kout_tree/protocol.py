@@ -30,6 +30,7 @@ class KoutTree(Protocol):
     view_kind = "tree"
     # A fixed glyph, colour and short label per message type (distinct pairs; the label is
     # always drawn too, so colour never carries the meaning alone): read by the viewer.
+    messages = (REST, PUSHT, PRIOT, CTRL)   # delivered by deliver(), not on_<Kind> handlers
     message_styles = {
         "ResT": ("hexagon", "#000000", "ResT"),
         "PushT": ("star", "#E69F00", "PushT"),
