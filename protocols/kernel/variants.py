@@ -21,7 +21,8 @@ class Feature:
     reason: str      # one line: what goes wrong without it (an ablation: what it takes away)
     erratum: str     # the erratum entry it answers: "<protocol>:<entry id>" of
                      # protocols/erratum/files (docs/protocols/<id>.md is made from it)
-    kind: str = "repair"   # repair | reading | ablation (an ablation answers no erratum entry)
+    kind: str = "repair"   # repair | reading | ablation | paper (the paper's own other
+                           # variant); an ablation or a paper variant answers no erratum entry
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from .data import (
     LEFT,
     NEW,
     REGISTERING,
+    VARIANT_TABLE,
     WINNING,
     AgentState,
     Config,
@@ -41,8 +42,7 @@ class TaskGame(AgentActions, ManagerActions, TaskActions, Protocol):
     id = "task_game"
     title = "Game of tasks for access to resources (Winkowski)"
     version = "1"
-    variants = ("restricted", "complete", "full")
-    default_variant = "full"
+    variant_table = VARIANT_TABLE
     channels = "fifo"
     view_kind = "game"
     # A fixed glyph, colour and short label per message type (distinct pairs; the label is
