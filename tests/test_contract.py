@@ -127,3 +127,11 @@ def test_schema_types_the_three_sections_and_lists_variants_with_their_features(
     assert [f["name"] for f in full["features"]] == ["R1", "R2", "R3", "C6"]
     free = schema("datta_ring")            # not typed yet: free-form objects
     assert free["properties"]["params"]["type"] == "object"
+
+
+def test_every_protocol_declares_its_variants_as_a_table() -> None:
+    for pid in registry.available():
+        proto = registry.get(pid)
+        assert proto.variant_table is not None, pid
+        assert proto.variants == proto.variant_table.names
+        assert proto.default_variant in proto.variants
