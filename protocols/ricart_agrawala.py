@@ -96,6 +96,8 @@ class RicartAgrawala(RuleProtocol):
     view_kind = "ring"
     fault_kinds = ("drop", "duplicate", "crash")
     scenario_model = Fields
+    message_styles = {"REQUEST": ("triangle", "#0072B2", "REQUEST"),   # glyph, colour, label
+                      "REPLY": ("circle", "#E69F00", "REPLY")}
 
     def setup(self, scenario: Any, variant: str) -> Setup:
         p = check_fields(scenario).params

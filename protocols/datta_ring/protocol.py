@@ -11,6 +11,7 @@ from .build import build
 from .client import ClientSide
 from .common import ResourceCommon
 from .departure import Departures
+from .fields import Fields
 from .graph import cycles, dependencies, resources
 from .loops import LoopBreaking
 from .state import VARIANT_TABLE, Config
@@ -22,6 +23,7 @@ class DattaRing(ClientSide, ResourceCommon, LoopBreaking, Departures, Protocol):
     title = "Two-resource allocation with unknown participants (rooted ring)"
     version = "1"
     variant_table = VARIANT_TABLE
+    scenario_model = Fields
     channels = "unordered"
     view_kind = "ring"
     # A fixed glyph, colour and short label per message type (distinct pairs; the label is

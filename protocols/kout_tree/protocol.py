@@ -17,6 +17,7 @@ from ..scenario import ScenarioError
 from . import algorithm1, algorithm2, interface, legitimacy, views
 from .chaos import arbitrary
 from .config import VARIANT_TABLE, Config, parse
+from .fields import Fields
 from .state import CTRL, IN, OUT, PRIOT, PUSHT, REQ, REST, Ctrl, Proc, ctrl_label
 
 
@@ -25,6 +26,7 @@ class KoutTree(Protocol):
     title = "Self-stabilizing k-out-of-ℓ exclusion on trees (Datta, Devismes, Horn, Larmore)"
     version = "1"
     variant_table = VARIANT_TABLE
+    scenario_model = Fields
     channels = "fifo"
     view_kind = "tree"
     # A fixed glyph, colour and short label per message type (distinct pairs; the label is

@@ -28,6 +28,7 @@ from .data import (
     TaskState,
     build_config,
 )
+from .fields import Fields
 from .managers import ManagerActions
 from .tasks import TaskActions
 
@@ -43,6 +44,7 @@ class TaskGame(AgentActions, ManagerActions, TaskActions, Protocol):
     title = "Game of tasks for access to resources (Winkowski)"
     version = "1"
     variant_table = VARIANT_TABLE
+    scenario_model = Fields
     channels = "fifo"
     view_kind = "game"
     # A fixed glyph, colour and short label per message type (distinct pairs; the label is
