@@ -95,9 +95,10 @@ class RicartAgrawala(RuleProtocol):
     channels = "unordered"
     view_kind = "ring"
     fault_kinds = ("drop", "duplicate", "crash")
+    # the viewer draws each message type with its own glyph, colour and short label
+    message_styles = {"REQUEST": ("circle", "#0072B2", "REQ"),
+                      "REPLY": ("diamond", "#E69F00", "REPLY")}
     scenario_model = Fields
-    message_styles = {"REQUEST": ("triangle", "#0072B2", "REQUEST"),   # glyph, colour, label
-                      "REPLY": ("circle", "#E69F00", "REPLY")}
 
     def setup(self, scenario: Any, variant: str) -> Setup:
         p = check_fields(scenario).params

@@ -51,17 +51,15 @@ class Protocol:
     view_kind: str = "ring"          # ring | tree | quorum | game
     fault_kinds: tuple[str, ...] = ("drop", "duplicate", "crash")
     paper: str = ""                  # file name in shared/papers
+    # How the viewer draws each message type: kind -> (glyph, colour, short label), distinct
+    # (glyph, colour) pairs within the protocol; the label is always drawn, so colour never
+    # carries the meaning alone. Glyphs: circle, square, diamond, triangle, star, vee, hexagon.
+    message_styles: dict[str, tuple[str, str, str]] = {}
     # Livelock monitor: by default a repeated global state counts only if nobody entered a
     # critical section in between; True also counts it when some requester waited through the
     # whole period while others were served (starvation by a cycle, e.g. kout_tree's Fig. 3).
     livelock_bypass: bool = False
     messages: tuple[str, ...] = ()   # the message kinds, where no on_<Kind> handler names them
-    # Message glyphs: kind -> (shape, colour, short label), fixed per protocol so a legend and a
-    # lesson can name them ("the blue diamond is the PrioT"); shapes are those of
-    # static/js/messages.js (circle, square, diamond, triangle, hexagon, vee, star), and the
-    # label is always drawn too, so colour never carries the meaning alone. Empty: the browser
-    # picks a distinct (shape, colour) per kind itself.
-    message_styles: dict[str, tuple[str, str, str]] = {}
 
     # Named variants (kernel.variants): set ``variant_table`` and the class gets ``variants``
     # and ``default_variant`` from it; handlers ask ``ctx.has(feature)``. ``ablated`` switches

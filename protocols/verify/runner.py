@@ -9,6 +9,7 @@ address: the same function, the same rows, in either place.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -160,8 +161,7 @@ def _windowed(submit: Callable[..., Any], done_some: Callable[[set], Iterable[An
 def _dask(fn: Callable, tasks: Iterable[dict[str, Any]], address: str,
           window: int | None) -> Iterator[Any]:
     try:
-        from distributed import Client
-        from distributed import wait as dwait
+        from distributed import Client, as_completed
     except ImportError:  # pragma: no cover - depends on the installation
         raise ClusterError("--scheduler-address needs Dask distributed: pip install "
                            "'allocscope[cluster]'") from None
@@ -171,6 +171,14 @@ def _dask(fn: Callable, tasks: Iterable[dict[str, Any]], address: str,
         raise ClusterError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     with client:
         cores = sum(client.nthreads().values()) or 1
-        yield from _windowed(lambda f, t: client.submit(f, t, pure=False),
-                             lambda fs: dwait(list(fs), return_when="FIRST_COMPLETED").done,
-                             fn, tasks, window or 4 * cores)
+        it = iter(tasks)
+        # as_completed on this client's loop: distributed.wait() would look for a *default*
+        # client, and ours is deliberately not one (a caller may have its own)
+        running = as_completed(loop=client.loop)
+        for task in itertools.islice(it, window or 4 * cores):
+            running.add(client.submit(fn, task, pure=False))
+        for done in running:
+            yield done.result()
+            task = next(it, None)
+            if task is not None:
+                running.add(client.submit(fn, task, pure=False))
