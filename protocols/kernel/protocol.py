@@ -246,10 +246,11 @@ class Protocol:
 
 def receive_kind(name: str, kinds: Iterable[str]) -> str:
     """The message kind a guard's name mentions as a whole word ("" when none does)."""
-    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name))
-    for k in kinds:
-        if k in words:
-            return k
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name)
+    known = set(kinds)
+    for i, w in enumerate(words):
+        if w in known and (i == 0 or words[i - 1] not in ("send", "sends")):   # not "send Done"
+            return w
     return "*" if "receive" in words else ""    # "receive forms": any message to it
 
 
