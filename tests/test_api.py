@@ -274,3 +274,21 @@ def test_healthz_answers_within_100ms_while_another_client_loads_a_huge_scenario
         # 490,000 conflicts are built in a worker thread; the protocol's long C calls (sorting
         # them) hold the GIL for a few hundred ms at a time: bounded, not a 77 s freeze
         assert lat[len(lat) // 2] < 0.1 and lat[-1] < 2.0, lat[-5:]
+
+
+def test_invalid_utf8_frames_log_one_line_not_a_traceback():
+    import logging
+    import sys
+
+    from app.guards import QuietBadFrames
+    try:
+        b"\xff".decode()
+    except UnicodeDecodeError:
+        info = sys.exc_info()
+    rec = logging.LogRecord("uvicorn.error", logging.ERROR, __file__, 1,
+                            "Invalid UTF-8 sequence received from client.", None, info)
+    assert QuietBadFrames().filter(rec) and rec.exc_info is None
+    other = logging.LogRecord("uvicorn.error", logging.ERROR, __file__, 1, "boom", None, info)
+    assert QuietBadFrames().filter(other) and other.exc_info is info
+    create_app(Limits())
+    assert any(isinstance(f, QuietBadFrames) for f in logging.getLogger("uvicorn.error").filters)
