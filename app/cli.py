@@ -120,7 +120,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from protocols.verify import families as fams
+    import protocols.verify.families as fams
     from protocols.verify import report, tasks, verify
     if args.list:
         for (proto, name), fam in sorted(fams.families().items()):
@@ -318,6 +318,11 @@ def _verify_parsers(sub: argparse._SubParsersAction) -> None:
     w.set_defaults(func=cmd_sweep)
 
 
+def _cluster_error() -> type[Exception]:
+    from protocols.verify.runner import ClusterError
+    return ClusterError
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if getattr(args, "steps", None) is not None and args.steps < 0:
@@ -333,6 +338,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except RecursionError:
         print("allocscope: the input is nested too deeply to read", file=sys.stderr)
+        return 2
+    except _cluster_error() as exc:
+        print(f"allocscope: {exc}", file=sys.stderr)
         return 2
 
 

@@ -82,7 +82,7 @@ def lesson_payload(lesson: Lesson) -> dict[str, Any]:
         if d.get("try_it"):
             ti = d["try_it"]
             d["try_it"] = {"task": ti["task"], "hint": ti["hint"], "max_steps": ti["max_steps"]}
-        d.update({"scenario": p.scenario.id, "variant": p.variant, "schedule": p.schedule,
+        d.update({"step": p.step, "scenario": p.scenario.id, "variant": p.variant, "schedule": p.schedule,
                   "explore": p.link()})
         chapters.append(d)
     return {"id": lesson.id, "title": lesson.title, "protocol": lesson.protocol,

@@ -82,7 +82,7 @@ def _priority(cfg: Config, s: Proc, pid: str, msg: Message) -> bool:
 VARIANTS = table(
     features=(Feature("eager-reply", "a waiting process answers every REQUEST at once, so two "
                       "requesters can both collect all REPLYs",
-                      "docs/protocols/ricart_agrawala.md: the eager-reply variant"),),
+                      "ricart_agrawala:eager-reply (docs/protocols/ricart_agrawala.md)"),),
     variants={"ricart-agrawala": (), "eager-reply": ("eager-reply",)},
     default="ricart-agrawala")
 

@@ -61,6 +61,11 @@ class TokenRing(RuleProtocol):
     default_variant = "reliable"
     channels = "fifo"
     view_kind = "ring"
+    # A fixed glyph, colour and short label per message type (distinct pairs; the label is
+    # always drawn too, so colour never carries the meaning alone): read by the viewer.
+    message_styles = {
+        "Token": ("star", "#000000", "Token"),
+    }
     fault_kinds = ("drop", "duplicate", "crash", "corrupt")
 
     scenario_model = Fields

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .families import Family, families, get, instances
+from .families import Family, get, instances
 from .runner import run_tasks, verify_instance
 
 
@@ -26,7 +26,8 @@ def tasks(fam: Family, variant: str, *, quick: bool = False, max_states: int | N
                "max_states": max_states or fam.max_states,
                "seeds": fam.seeds if seeds is None else seeds, "steps": fam.steps,
                "max_seconds": max_seconds, "faults": fam.faults,
-               "judge_faults": fam.judge_faults, "locality": fam.locality.get(variant)}
+               "judge_faults": fam.judge_faults, "locality": fam.locality.get(variant),
+               "worst": fam.worst}
 
 
 def verify(fam: Family, variant: str, *, scheduler_address: str | None = None,
@@ -36,4 +37,4 @@ def verify(fam: Family, variant: str, *, scheduler_address: str | None = None,
                          workers)
 
 
-__all__ = ["Family", "families", "get", "instances", "tasks", "verify", "verify_instance"]
+__all__ = ["Family", "get", "instances", "tasks", "verify", "verify_instance"]

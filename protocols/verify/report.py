@@ -26,6 +26,13 @@ def summary(rows: list[dict[str, Any]], fam: Any, variant: str, seconds: float,
                             if r["result"] == "counterexample"],
         "limits": [r["instance"] for r in rows if r["result"] == "limit"],
     }
+    worst = [r["worst"] for r in rows if "worst" in r]
+    if worst:
+        exact = [w for w in worst if w["result"] == "ok"]
+        out["worst_case"] = {"metric": worst[0]["metric"], "exhausted": len(exact),
+                             "searched": len(worst),
+                             "max": max((w["max"] for w in exact), default=None),
+                             "over_bound": sum(1 for w in exact if w["over_bound"])}
     dists = [r["faulty"]["max_distance"] for r in rows if "max_distance" in r.get("faulty", {})]
     if dists:
         out["max_failure_distance"] = max(dists)
@@ -46,6 +53,10 @@ def table(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
             else:
                 rnd += "; with faults: " + ", ".join(f"{k} {v}" for k, v in
                                                      f["outcomes"].items())
+        if "worst" in r:
+            wc = r["worst"]
+            rnd += (f"; worst {wc['metric']} {'≥ ' if wc['result'] == 'limit' else ''}"
+                    f"{wc['max']} (bound {wc['bound']:g})")
         out.write(f"{r['instance']:{w}}  {r['states']:>9}  {res:<28}  {r['seconds']:>8.2f}  "
                   f"{rnd}\n")
 

@@ -9,6 +9,7 @@ address: the same function, the same rows, in either place.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -16,6 +17,10 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
 FOUND = ("violation", "deadlock", "livelock")
+
+
+class ClusterError(RuntimeError):
+    """The Dask scheduler cannot be used (not installed, not reachable)."""
 
 
 def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
@@ -39,6 +44,11 @@ def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
     row["random"] = random_runs(sc, variant, task["seeds"], task["steps"], None)
     if task.get("faults") is not None:
         row["faulty"] = faulty_runs(sc, variant, task)
+    if task.get("worst") and ex["result"] == "ok":
+        from .bounds import worst_case
+        wc = worst_case(sc, variant, task["worst"], task["max_states"], task.get("max_seconds"))
+        row["worst"] = {k: v for k, v in wc.items() if k != "witness"}
+        row["worst"]["witness_length"] = len(wc["witness"])
     row.update(verdict(row, task))
     if row["result"] == "counterexample":
         row["scenario"] = task["scenario"]
@@ -151,13 +161,24 @@ def _windowed(submit: Callable[..., Any], done_some: Callable[[set], Iterable[An
 def _dask(fn: Callable, tasks: Iterable[dict[str, Any]], address: str,
           window: int | None) -> Iterator[Any]:
     try:
-        from distributed import Client
-        from distributed import wait as dwait
+        from distributed import Client, as_completed
     except ImportError:  # pragma: no cover - depends on the installation
-        raise RuntimeError("--scheduler-address needs Dask distributed: pip install "
+        raise ClusterError("--scheduler-address needs Dask distributed: pip install "
                            "'allocscope[cluster]'") from None
-    with Client(address, set_as_default=False) as client:
+    try:
+        client = Client(address, set_as_default=False, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    with client:
         cores = sum(client.nthreads().values()) or 1
-        yield from _windowed(lambda f, t: client.submit(f, t, pure=False),
-                             lambda fs: dwait(list(fs), return_when="FIRST_COMPLETED").done,
-                             fn, tasks, window or 4 * cores)
+        it = iter(tasks)
+        # as_completed on this client's loop: distributed.wait() would look for a *default*
+        # client, and ours is deliberately not one (a caller may have its own)
+        running = as_completed(loop=client.loop)
+        for task in itertools.islice(it, window or 4 * cores):
+            running.add(client.submit(fn, task, pure=False))
+        for done in running:
+            yield done.result()
+            task = next(it, None)
+            if task is not None:
+                running.add(client.submit(fn, task, pure=False))

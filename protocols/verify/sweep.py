@@ -25,6 +25,7 @@ from .runner import run_tasks
 def sweep_chunk(task: dict[str, Any]) -> dict[str, Any]:
     """Run seeds [lo, hi) of one scenario; value counts per metric and outcome counts."""
     from ..scenario import parse
+    cpu0 = time.process_time()
     sc = parse(task["scenario"])
     lo, hi = task["seeds"]
     metrics: dict[str, Counter] = {}
@@ -36,7 +37,7 @@ def sweep_chunk(task: dict[str, Any]) -> dict[str, Any]:
         for name, xs in vals.items():
             metrics.setdefault(name, Counter()).update(xs)
     return {"outcomes": dict(outcomes), "metrics": {k: dict(v) for k, v in metrics.items()},
-            "bounds": bounds, "runs": hi - lo}
+            "bounds": bounds, "runs": hi - lo, "cpu_seconds": time.process_time() - cpu0}
 
 
 def one_run(sc: Any, variant: str | None, seed: int,
@@ -139,22 +140,25 @@ def sweep(sc: Any, variant: str | None, seeds: int, *, scheduler_address: str | 
     outcomes: Counter = Counter()
     merged: dict[str, Counter] = {}
     bounds: dict[str, Any] = {}
-    done = 0
+    done, cpu = 0, 0.0
     for part in run_tasks(sweep_chunk, tasks, scheduler_address, workers):
         outcomes.update(part["outcomes"])
         for k, c in part["metrics"].items():
             merged.setdefault(k, Counter()).update({float(x): n for x, n in c.items()})
         bounds.update(part["bounds"])
         done += part["runs"]
+        cpu += part["cpu_seconds"]
         if progress:
-            sys.stderr.write(f"\r{done}/{seeds} seeds")
+            end = "\r" if sys.stderr.isatty() else "\n"
+            sys.stderr.write(f"{done}/{seeds} seeds, {time.perf_counter() - t0:.0f} s wall, "
+                             f"{cpu:.0f} s CPU in the workers{end}")
             sys.stderr.flush()
     if progress:
         sys.stderr.write("\n")
     seconds = time.perf_counter() - t0
     res: dict[str, Any] = {
         "scenario": sc.id, "protocol": sc.protocol, "variant": v, "seeds": seeds,
-        "seconds": round(seconds, 1),
+        "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
         "where": (f"dask {scheduler_address}" if scheduler_address
                   else f"local pool, {workers or os.cpu_count()} processes"),
         "outcomes": dict(sorted(outcomes.items())),

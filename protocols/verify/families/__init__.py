@@ -35,6 +35,8 @@ class Family:
     faults: dict[str, Any] | None = None   # Faults for the faulty random runs (None: no claim)
     judge_faults: str = "report"   # "report" (outcomes only), "stabilise", "locality"
     locality: dict[str, int] = field(default_factory=dict)   # claimed failure locality by variant
+    worst: str | None = None     # metric whose worst case over all schedules is searched
+    ci: bool = True              # small enough to enumerate when tests are collected
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -116,12 +116,12 @@ FAMILIES = [
            "(Need 1..k); clean start",
            lambda: trees(range(2, 4), range(1, 3), range(1, 2),
                          quick=lambda n, ell, k, w, s: n == 2 and ell == 1),
-           max_states=50_000),
+           max_states=50_000, worst="waiting_time"),
     Family("kout_tree", "issue",
            "the issue's family: every rooted tree of 2-5 processes; ℓ ≤ 3, k ≤ ℓ; each process "
            "requests 1-2 times (Need 1..k each); clean start (cluster-sized)",
            lambda: trees(range(2, 6), range(1, 4), range(1, 3)),
-           max_states=200_000),
+           max_states=200_000, worst="waiting_time", ci=False),
     Family("kout_tree", "chaos",
            "every rooted tree of 2-3 processes; ℓ ≤ 2, k ≤ ℓ; each process requests once; "
            "arbitrary starts: chaos seeds 0-9; random runs add drop / duplicate / corrupt faults",

@@ -57,5 +57,6 @@ FAMILIES = [
                                                          and (shape, L) in (("chain", 2),
                                                                             ("chain", 3)))),
            max_states=20_000, seeds=6, steps=4000, faults={"crash": True},
-           judge_faults="locality", locality={"complete": 1, "full": 1}),
+           judge_faults="locality", locality={"complete": 1, "full": 1},
+           worst="forms_per_task"),
 ]
