@@ -14,7 +14,6 @@ another worker gets a 404 that says so).
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import secrets
 import threading
 import time
@@ -27,11 +26,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from protocols.scenario import ScenarioError, gallery, parse
 
+from .limits import current
+from .rawcheck import RawError, check_scenario
+
 router = APIRouter()
 
-MAX_JOBS = int(os.environ.get("ALLOCSCOPE_MAX_CHECKS", "2"))          # running at once
-MAX_STATES = int(os.environ.get("ALLOCSCOPE_CHECK_MAX_STATES", "2000000"))
-MAX_SECONDS = float(os.environ.get("ALLOCSCOPE_CHECK_MAX_SECONDS", "300"))
+MAX_JOBS = current().max_checks                  # running at once
+MAX_STATES = current().check_max_states
+MAX_SECONDS = current().check_max_seconds
 KEEP_DONE = 50
 GRACE = 2.0
 
@@ -106,6 +108,10 @@ def _scenario_data(req: CheckRequest) -> dict[str, Any]:
         if sc is None:
             raise ScenarioError(f"scenario: no gallery scenario {req.scenario[:80]!r}")
         return sc.model_dump(mode="json", exclude_none=True)
+    try:
+        check_scenario(req.scenario, current())  # sizes and nesting, before pydantic
+    except RawError as exc:
+        raise ScenarioError(str(exc)) from None
     return parse(req.scenario).model_dump(mode="json", exclude_none=True)
 
 

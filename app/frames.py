@@ -12,6 +12,7 @@ import dataclasses
 import json
 from typing import Any
 
+from protocols import service
 from protocols.kernel import DELIVER, Simulator
 from protocols.kernel.canon import canon
 
@@ -57,17 +58,9 @@ def error(reply_to: Any, message: str) -> dict[str, Any]:
 
 def monitors(session: Session) -> dict[str, Any]:
     """The monitor lights as of the current step (findings after it are markers only)."""
-    mon = session.sim.monitors
-    dl = mon.first("deadlock")
-    ll = mon.first("livelock")
-    viol = mon.violations()
-    return {
-        "safety": "violation" if viol else "ok",
-        "deadlock": {"step": dl.step, "cycle": dl.cycle, "text": dl.text} if dl else None,
-        "livelock": {"step": ll.step, "period": ll.period, "text": ll.text} if ll else None,
-        "violations": [{"step": f.step, "text": f.text} for f in viol],
-        "fired": [f.as_dict() for f in session.fired()],
-    }
+    found = service.findings(session.sim)       # as `allocscope run --json` reports them
+    return {"safety": "violation" if found["violations"] else "ok", **found,
+            "fired": [f.as_dict() for f in session.fired()]}
 
 
 def message_styles(p: Any) -> dict[str, dict[str, str]]:

@@ -13,7 +13,6 @@ file path (``protocols.scenario.resolve`` would), since links come from stranger
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,22 +23,17 @@ from protocols.kernel import SimError, Simulator
 from protocols.runner import build
 from protocols.scenario import Scenario, ScenarioError, format_errors, gallery, parse
 
+from .limits import current
+from .offload import WorkError, checkpoint
+from .rawcheck import RawError, check_scenario
+
 FORMAT = 1
 
 
-def _env_int(name: str, default: int) -> int:
-    """A positive integer from the environment; a bad value falls back to the default."""
-    try:
-        v = int(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return v if v > 0 else default
-
-
 #: Largest canonical link (bytes of JSON). Over it: 413.
-MAX_LINK_BYTES = _env_int("ALLOCSCOPE_LINK_MAX_BYTES", 256 * 1024)
+MAX_LINK_BYTES = current().link_max_bytes
 #: Longest schedule a link may carry (replaying it is the cost of opening the link).
-MAX_SCHEDULE = _env_int("ALLOCSCOPE_LINK_MAX_SCHEDULE", 20_000)
+MAX_SCHEDULE = current().link_max_schedule
 
 
 class LinkError(ValueError):
@@ -109,6 +103,11 @@ def scenario_of(ref: str | dict[str, Any]) -> Scenario:
             raise LinkError(404, f"link.scenario: no gallery scenario {ref[:80]!r}")
         return found
     try:
+        check_scenario(ref, current(), where="link.scenario")   # sizes, before pydantic
+    except RawError as exc:
+        raise LinkError(413 if "ALLOCSCOPE_MAX_ITEMS" in str(exc) or "SCHEDULE" in str(exc)
+                        else 400, str(exc)) from None
+    try:
         return parse(ref)
     except ScenarioError as exc:
         raise LinkError(400, f"link.{exc}") from None
@@ -139,10 +138,17 @@ def _replay(sc: Scenario, variant: str | None, schedule: list[str], step: int | 
         raise LinkError(413, f"scenario: {len(sim.pids)} processes; this server allows "
                              f"{max_processes} (ALLOCSCOPE_MAX_PROCESSES)")
     try:
-        sim.replay(schedule)
+        for i, eid in enumerate(schedule):
+            checkpoint()                          # the work budget (app/offload.py)
+            try:
+                sim.step(eid)
+            except SimError as exc:
+                raise SimError(f"schedule item {i} ({eid!r}) cannot be applied: {exc}") from None
         sim.goto(k)
     except SimError as exc:
         raise LinkError(400, f"link.schedule: {exc}") from None
+    except WorkError:
+        raise
     except Exception as exc:  # never a 500 for a link: name what failed instead
         raise LinkError(400, f"link.schedule: replay failed at step {sim.step_no} "
                              f"({type(exc).__name__}: {exc})") from None

@@ -21,6 +21,8 @@ from protocols import registry
 from protocols.scenario import Scenario, ScenarioError, gallery, parse
 
 from .limits import Limits
+from .linkstate import LinkError
+from .store import StoreError, load_record
 
 ROOT = Path(__file__).resolve().parent.parent
 # autoescape everywhere (not only *.html): scenario text is never markup
@@ -147,11 +149,6 @@ def _shared_placeholder() -> Scenario | None:
 
 def _link_scenario(link: str) -> Scenario | None:
     """The scenario a short link names (the viewer loads the link itself over the socket)."""
-    try:
-        from .linkstate import LinkError
-        from .store import StoreError, load_record
-    except ImportError:
-        return None
     try:
         rec = load_record(link)
     except LinkError as exc:

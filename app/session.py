@@ -12,12 +12,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocols import runner
+from protocols import runner, service
 from protocols.kernel import FAULT, SimError, Simulator, make_scheduler
 from protocols.kernel.schedulers import Scheduler
 from protocols.scenario import Scenario, ScenarioError, gallery, parse
 
 from .limits import Limits
+from .offload import checkpoint
 
 # Snapshots every 64 steps instead of the kernel's 256: `back` and `goto` replay at most 63
 # steps (a few ms at n = 100) for a snapshot's memory (one tuple of process states) per 64 steps.
@@ -135,6 +136,7 @@ class Session:
         self._new_tree()
         try:
             for i, eid in enumerate(sched_ids):
+                checkpoint()                     # the work budget (app/offload.py)
                 try:
                     self._apply(eid)
                 except SessionError as exc:
@@ -213,13 +215,10 @@ class Session:
         return self.branches[self.branch].off_script if self.branches else None
 
     def _make_scheduler(self, kind: str, seed: int) -> None:
-        sc = self.scenario
-        # as protocols.runner.scheduler_for, so that stepping here follows `allocscope run`
-        then = sc.scheduler.then if kind == "scripted" else None
-        if kind == "scripted" and then is None and not self.schedule:
-            then = "oldest"
+        # the run service's scheduler, so that stepping here follows `allocscope run`
         try:
-            self.sched = make_scheduler(kind, seed, self.schedule, then, sc.faults.rate)
+            self.sched = service.scheduler_for(self.scenario, self.sim.variant, kind, seed,
+                                               self.schedule)
         except SimError as exc:
             raise SessionError(str(exc)) from None
         self.sched_kind, self.sched_seed = kind, seed
@@ -453,12 +452,12 @@ class Session:
             return PlayResult("end", str(exc))
         self.play_steps += 1
         fired = self.fired()
-        if fired or len(sim.monitors.findings) > before:
+        why = service.stop_reason(sim, before)      # the stop rules of `allocscope run`
+        if fired or why == service.FIRED:
             self.playing = False
             kinds = ", ".join(sorted({f.kind for f in fired})) or "a monitor"
             return PlayResult("fired", f"paused: {kinds} at step {sim.step_no}")
-        proto = sim.protocol
-        if proto.quiescent_ok(sim) and proto.served_all(sim):
+        if why == service.SERVED:
             self.playing = False
             return PlayResult("end", "every request has been served")
         if not sim.enabled():

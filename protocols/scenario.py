@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 GALLERY = Path(__file__).parent / "scenarios"
 MAX_FILE_BYTES = 1_000_000
@@ -128,12 +128,87 @@ class Scenario(_Strict):
         return list(self.schedule)
 
 
+# ---- typed params / topology / workload ---------------------------------------------------
+class Fields(_Strict):
+    """Base of a protocol's ``scenario_model``: its typed ``params``, ``topology`` and
+    ``workload`` (each a ``_Strict`` model, so an unknown key is an error naming it)."""
+
+
+Section = _Strict   # base of one typed section (params, topology or workload): unknown keys fail
+
+
+class Empty(_Strict):
+    """A section the protocol does not use: it must be empty."""
+
+
+def whole(lo: int, hi: int, about: str = "") -> Any:
+    """An int field from lo to hi whose error reads like the protocols' own checks
+    ("must be a whole number from 2 to 10000"); booleans are not numbers here."""
+    def check(v: Any) -> Any:
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+            raise ValueError(f"must be a whole number from {lo} to {hi}")
+        return v
+    return Annotated[int, BeforeValidator(check),
+                     Field(json_schema_extra={"minimum": lo, "maximum": hi}, description=about)]
+
+
+def scenario_model(protocol: str) -> type[BaseModel] | None:
+    """The protocol's typed model of params / topology / workload (None: free-form)."""
+    from .registry import get
+    return get(protocol).scenario_model
+
+
+def check_fields(sc: "Scenario") -> BaseModel | None:
+    """Validate ``sc.params / topology / workload`` with the protocol's model; ScenarioError
+    names the field path (``scenario.params.n: ...``)."""
+    model = scenario_model(sc.protocol)
+    if model is None:
+        return None
+    try:
+        return model.model_validate({"params": sc.params, "topology": sc.topology,
+                                     "workload": sc.workload})
+    except ValidationError as exc:
+        raise ScenarioError(format_errors(exc)) from None
+
+
+def field_errors(sc: "Scenario", limit: int = 20) -> list[tuple[str, str]]:
+    """(field path, reason) for each problem the protocol's model finds in ``sc``."""
+    try:
+        check_fields(sc)
+    except ScenarioError:
+        model = scenario_model(sc.protocol)
+        try:
+            model.model_validate({"params": sc.params, "topology": sc.topology,
+                                  "workload": sc.workload})
+        except ValidationError as exc:
+            return errors_of(exc)[:limit]
+    return []
+
+
+def schema(protocol: str) -> dict[str, Any]:
+    """The JSON Schema of a scenario of ``protocol``: the envelope with its params / topology /
+    workload typed by the protocol's model (what /api/schema/{protocol} serves)."""
+    out = Scenario.model_json_schema()
+    model = scenario_model(protocol)
+    if model is not None:
+        typed = model.model_json_schema(ref_template="#/$defs/{model}")
+        out.setdefault("$defs", {}).update(typed.pop("$defs", {}))
+        for key in ("params", "topology", "workload"):
+            if key in typed.get("properties", {}):
+                out["properties"][key] = typed["properties"][key]
+    out["properties"]["protocol"] = {**out["properties"]["protocol"], "const": protocol}
+    out["title"] = f"Scenario of {protocol}"
+    return out
+
+
+def errors_of(exc: ValidationError, root: str = "scenario") -> list[tuple[str, str]]:
+    """(field path, reason) of each error pydantic found, the path rooted at ``root``."""
+    return [(".".join([root, *(str(x) for x in err["loc"])]),
+             err["msg"].removeprefix("Value error, ")) for err in exc.errors()]
+
+
 def format_errors(exc: ValidationError, root: str = "scenario") -> str:
-    parts = []
-    for err in exc.errors()[:8]:
-        loc = ".".join([root, *(str(x) for x in err["loc"])])
-        msg = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{loc}: {msg}")
+    parts = [f"{loc}: {msg}" for loc, msg in errors_of(exc, root)[:8]]
     more = len(exc.errors()) - 8
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
@@ -143,9 +218,11 @@ def parse(data: Any) -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError(f"scenario: must be a JSON object, not {type(data).__name__}")
     try:
-        return Scenario.model_validate(data)
+        sc = Scenario.model_validate(data)
     except ValidationError as exc:
         raise ScenarioError(format_errors(exc)) from None
+    check_fields(sc)
+    return sc
 
 
 def parse_text(text: str, source: str = "scenario") -> Scenario:

@@ -69,7 +69,7 @@ def test_reductions_keep_the_printed_race_and_the_repairs_verdict(variant, reque
     ("R1", [1, 1, 2], "violation"), ("R2", [1, 1, 1], "deadlock"), ("R3", [1, 1, 1], "violation"),
 ])
 def test_reductions_still_show_each_repair_is_needed(repair, requests, found, monkeypatch):
-    monkeypatch.setattr(Coterie, "repairs", Coterie.repairs - {repair})
+    monkeypatch.setattr(Coterie, "ablated", frozenset({repair}))
     sc = preemption(requests)
     assert plain(sc, "full")["result"] == found
     for por in (False, True):

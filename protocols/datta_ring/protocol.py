@@ -128,6 +128,15 @@ class DattaRing(ClientSide, ResourceCommon, LoopBreaking, Departures, Protocol):
     def quiescent_ok(self, sim: Any) -> bool:
         return True
 
+    def unfinished(self, config: Config, pid: str, state: Any) -> bool:
+        """A client that has started Algorithm 1 and not come back to D = ⊥: waiting for
+        resAllowed, in its critical section, or waiting for EndACK after its Done (lines 15–24):
+        stuck there it never asks again, so the explorer must count it like a waiting one.
+        Resources only react; a departed client has finished."""
+        if config.is_resource(pid):
+            return False
+        return state.phase in ("waiting", "cs", "finishing")
+
     def report(self, sim: Any) -> dict[str, Any]:
         return {"dependency_cycles": cycles(sim.config, self.wait_for(sim)),
                 "tokens": self.tokens(sim)}

@@ -18,6 +18,8 @@ import { setStyles } from "./messages.js";
 
 const $ = (id) => document.getElementById(id);
 const page = JSON.parse($("page-data").textContent);
+// On a classroom room's page (templates/room.html) the socket is the room's (static/js/room.js).
+const room = $("room-data") ? JSON.parse($("room-data").textContent) : null;
 const query = new URLSearchParams(location.search);
 if (query.get("present") === "1") document.body.classList.add("present");
 if (query.get("embed") === "1") document.body.classList.add("embed");
@@ -34,7 +36,7 @@ let hooks = hooksFor((page.protocol || {}).view_kind);
 setStyles((page.protocol || {}).message_styles);
 const ui = { selected: null, armed: null, corrupting: null, inspect: null, lastN: -1, forceAll: false, tab: "events" };
 
-const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
+const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${room ? room.ws : "/ws"}`;
 const socket = new Socket(wsUrl, {
   onFrame, onStatus,
   onReconnect: () => {
@@ -165,7 +167,7 @@ function fetchHistory() {
 
 let inspectAt = 0;
 function inspect() {
-  if (!ui.selected) return;
+  if (!ui.selected || ui.follow) return;   // a room's follower has no session to inspect
   inspectAt = performance.now();
   socket.send({ op: "inspect", proc: ui.selected }).catch(() => {});
 }
@@ -227,7 +229,7 @@ function handleFrame(msg) {
   ui.lastNotice = msg.notice;
   // Replaying a recorded stretch does not fire a monitor anew on the server, so stop here when
   // play crosses a marker of the timeline: a finding is always shown, never played through.
-  const crossed = wasPlaying && model.playing
+  const crossed = !ui.follow && wasPlaying && model.playing
     && model.findings.find((f) => f.step > before && f.step <= model.step);
   if (crossed) send({ op: "pause" }).then(() => { if (model.step !== crossed.step) act.goto(crossed.step); });
   if (ui.selected && (!model.playing || performance.now() - inspectAt > 500)) inspect();
@@ -282,9 +284,17 @@ window.allocscope = { model, act, ui, timing, socket };
 import("./check.js")
   .then((check) => check.startCheck({ model, page, socket, toast }))
   .catch((e) => console.error("check tools unavailable", e));
+// In a room, room.js says hello on the room's socket instead of loading (the teacher's state).
+if (room) {
+  import("./room.js")
+    .then((r) => r.startRoom({ room, model, page, socket, act, ui, toast, render, handlers }))
+    .catch((e) => toast(`the room could not start: ${e.message}`));
+} else {
+  import("./room_start.js").then((r) => r.addRoomButton({ model, page, toast })).catch(() => {});
+}
 // Share / fork / export tools (static/js/share.js, when present) may first point `page` at a
 // shared state carried by the link; then we load.
 import("./share.js")
   .then((share) => share.startShare({ model, page, trace, toast }))
   .catch(() => true)
-  .then((go) => { if (go !== false) load(); });
+  .then((go) => { if (go !== false && !room) load(); });
