@@ -173,3 +173,77 @@ def s_hash(sid: str, trace: list[str]) -> str:
     sim = build(gallery()[sid], None)
     sim.replay(trace)
     return sim.state_hash()
+
+
+def test_receive_guards_are_honest_and_keyboard_inspects_and_delivers(page: Any,
+                                                                      live_server: str) -> None:
+    """Item 5: a receive guard is ✓ only while such a message can be delivered (C2 at Fig. 1's
+    moment has no resAllowed coming), and says what is missing; item 6: Tab reaches the figure,
+    Enter inspects a process and delivers a message, with no mouse."""
+    open_viewer(page, live_server, "/sim/datta-fig1")
+    page.focus('#view .node[data-id="C2"]')
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#inspector .guards li")
+    li = page.locator("#inspector .guards li", has_text="receive resAllowed")
+    assert li.locator(".mark").text_content() == "✗"
+    assert "no resAllowed can be delivered to C2" in li.text_content()
+    page.focus('#view .node[data-id="R1"]')
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#inspector .insp-title')"
+                           ".textContent.startsWith('R1')")
+    ok = page.locator("#inspector .guards li.holds", has_text="receive newStrongACK")
+    assert ok.locator(".gdeliver").text_content() == "m6"
+    assert "Alg. 3 l.85–90" in ok.text_content()
+    # deliver by keyboard: focus the message and press Enter
+    page.focus('#view .msg.deliverable[data-id="m6"]')
+    page.keyboard.press("Enter")
+    wait_step(page, 11)
+    assert state(page)["event"] == "m6"
+    # the help lists the shortcuts
+    page.keyboard.press("?")
+    assert page.is_visible("#help") and "Enter" in page.text_content("#help")
+    page.keyboard.press("Escape")
+    assert not page.is_visible("#help")
+
+
+def test_coterie_variables_are_named_fields_and_refs_say_case(page: Any, live_server: str) -> None:
+    open_viewer(page, live_server, "/sim/coterie-fig1")
+    page.click('#view .node[data-id="c"] .body')
+    page.wait_for_selector("#inspector table.vars th")
+    names = page.eval_on_selector_all("#inspector table.vars th", "ts => ts.map(t => t.textContent)")
+    assert "req.phase" in names and "mem.W" in names
+    assert not any(v.startswith('{"') for v in page.eval_on_selector_all(
+        "#inspector table.vars td", "ts => ts.map(t => t.textContent)"))
+    assert "Case 1" in page.text_content("#inspector .guards")
+    page.click('.tab[data-tab="log"]')
+    assert "AllocResource, Case" in page.text_content("#log")
+    assert " l.4" not in page.text_content("#log")
+
+
+def test_phone_layout_has_no_horizontal_scroll_and_readable_text(page: Any,
+                                                                 live_server: str) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_viewer(page, live_server, "/sim/datta-fig1")
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, innerWidth]")
+    assert widths[0] <= widths[1]
+    view = page.locator("#view").bounding_box()
+    assert view["width"] >= 370                          # the figure gets the full width
+    side = page.locator("#side").bounding_box()
+    assert side["y"] >= view["y"] + view["height"] - 1   # panels below it
+    small = page.evaluate("""() => Array.from(document.querySelectorAll('body *'))
+      .filter(e => e.offsetParent !== null && e.childNodes.length && Array.from(e.childNodes)
+        .some(n => n.nodeType === 3 && n.textContent.trim()) && !e.closest('svg'))
+      .map(e => [e.tagName, e.className, parseFloat(getComputedStyle(e).fontSize)])
+      .filter(x => x[2] < 12)""")
+    assert small == []
+
+
+def test_a_crashed_task_is_visibly_crashed(page: Any, live_server: str) -> None:
+    open_viewer(page, live_server, "/sim/game-fault")           # opens as T1 crashes
+    g = page.locator('#view .node[data-id="T1"]')
+    assert "crashed" in g.get_attribute("class")
+    fill = page.evaluate("() => getComputedStyle(document.querySelector("
+                         "'#view .node[data-id=\"T1\"] .body')).fill")
+    assert fill in ("rgb(85, 85, 85)",)
+    assert g.locator(".cross").count() == 1
+

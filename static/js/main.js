@@ -213,7 +213,7 @@ function onFrame(msg) {
 
 function handleFrame(msg) {
   if (msg.type === "inspect") {
-    if (msg.proc === ui.selected) renderInspector($("inspector"), msg);
+    if (msg.proc === ui.selected) renderInspector($("inspector"), { ...msg, protocol: (model.protocol || {}).id }, act);
     return;
   }
   if (msg.type === "error") { if (msg.reply_to == null) toast(msg.message); return; }
