@@ -154,14 +154,14 @@ export function drawQueues(stage, model, ctx, hooks) {
     if (!n || (crowded && !(q.items || []).length)) continue;
     const idx = perNode.get(q.node) || 0;
     perNode.set(q.node, idx + 1);
-    items.push({ q, n, idx });
+    const a = hooks.queueAnchor ? hooks.queueAnchor(n, idx, ctx) : defaultAnchor(n, idx, ctx);
+    items.push({ q, n, idx, a });
   }
   keyed(stage.queues, items, (it) => `${it.q.node}|${it.q.name}`,
     () => el("g", { class: "queue" }),
     (g, it) => {
       g.replaceChildren();
-      const { q, n, idx } = it;
-      const a = hooks.queueAnchor ? hooks.queueAnchor(n, idx, ctx) : defaultAnchor(n, idx, ctx);
+      const { q, a } = it;
       g.setAttribute("transform", `translate(${a.x.toFixed(1)},${a.y.toFixed(1)})`);
       const items = q.items || [];
       const k = ctx.k || 1;
@@ -193,7 +193,9 @@ export function drawQueues(stage, model, ctx, hooks) {
       const detail = (q.entries || q.tickets || items).map((i) => typeof i === "object" ? JSON.stringify(i) : i);
       tip(g, `${q.name} at ${q.node}: ${items.length ? detail.join(", ") : "empty"} (head first)`);
     },
-    (it) => JSON.stringify(it.q) + it.n.x + "," + it.n.y + ctx.r + "," + ctx.k);
+    // the row moves when its anchor does (another queue of the node filled or emptied, the
+    // node's detail lines changed): the anchor is part of what makes a row stale
+    (it) => JSON.stringify(it.q) + JSON.stringify(it.a) + ctx.r + "," + ctx.k);
 }
 
 function defaultAnchor(n, idx, ctx) {
@@ -319,7 +321,7 @@ export function renderView(stage, model, hooks, handlers, state) {
   stage.svg.style.setProperty("--label-px", labelPx.toFixed(1));
   if (all || d.edges) drawEdges(stage, model, ctx, hooks);
   if (all || d.nodes.size) drawNodes(stage, model, ctx, hooks, handlers);
-  if (all || d.queues) drawQueues(stage, model, ctx, hooks);
+  if (all || d.queues || d.nodes.size) drawQueues(stage, model, ctx, hooks);
   if (hooks.drawBack && (all || d.extra || d.nodes.size || d.queues)) hooks.drawBack(stage.back, model, ctx);
   drawCycles(stage, model, ctx);
   if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, ctx);
