@@ -290,3 +290,24 @@ def test_no_label_overlaps_at_the_figure_moment_and_five_other_steps(page: Any, 
         if pairs:
             found[k] = pairs[:4]
     assert found == {}, f"{sid}: overlapping labels {found}"
+
+
+def test_exported_view_has_a_caption_and_the_legend(page: Any, live_server: str,
+                                                    tmp_path: Path) -> None:
+    open_viewer(page, live_server, "/sim/datta-fig1")
+    with page.expect_download() as dl:
+        page.click("text=view.svg")
+    path = tmp_path / "view.svg"
+    dl.value.save_as(path)
+    svg = path.read_text()
+    assert "Fig. 1: two clients" in svg and "variant full" in svg and "step 10 of 18" in svg
+    assert "dependency (Def. 3.1)" in svg and "newStrongACK" in svg     # the legend came along
+
+
+def test_every_delivery_in_the_log_is_said_in_words(page: Any, live_server: str) -> None:
+    """Item 8: Info deliveries (no narration of their own) read as a sentence, not an id."""
+    open_viewer(page, live_server, "/sim/game-conflict")
+    page.click('.tab[data-tab="log"]')
+    lines = page.eval_on_selector_all("#log .log-body p", "ps => ps.map(p => p.textContent)")
+    assert lines and not [x for x in lines if x.strip().startswith("m") and x.strip()[1:].isdigit()]
+    assert any("receives Info from" in x for x in lines)
