@@ -311,3 +311,20 @@ def test_every_delivery_in_the_log_is_said_in_words(page: Any, live_server: str)
     lines = page.eval_on_selector_all("#log .log-body p", "ps => ps.map(p => p.textContent)")
     assert lines and not [x for x in lines if x.strip().startswith("m") and x.strip()[1:].isdigit()]
     assert any("receives Info from" in x for x in lines)
+
+
+def test_variant_switch_keeps_the_step_and_compare_shows_where_they_part(page: Any,
+                                                                         live_server: str) -> None:
+    """Item 9: switching variant keeps step and schedule where they apply and says where they
+    stop; the side-by-side compare of naive and full at Fig. 1's moment names step 11."""
+    open_viewer(page, live_server, "/sim/datta-fig1?step=12&variant=full")
+    wait_step(page, 12)
+    page.select_option("#variant", "naive")
+    page.wait_for_function("() => window.allocscope.model.protocol.variant === 'naive'")
+    s = state(page)
+    # naive cannot take full's detection events: it stops where the schedule stops applying
+    assert s["step"] <= 12 and s["step"] >= 10
+    assert "naive" in page.text_content("#fault-hint")
+    page.goto(f"{live_server}/compare/datta-fig1?a=naive&b=full")
+    assert "part at step 11" in page.text_content("#parted")
+    assert page.locator("iframe").count() == 2

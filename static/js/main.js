@@ -118,6 +118,7 @@ function showArmed() {
 const act = {
   model: () => model,
   page: () => page,
+  trace: () => trace(model),
   armed: () => ui.armed,
   step: () => send({ op: "step" }),
   back: () => (model.step > 0 ? send({ op: "back" }) : null),
