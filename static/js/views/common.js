@@ -164,7 +164,7 @@ export function drawQueues(stage, model, ctx, hooks) {
       const { q, a } = it;
       g.setAttribute("transform", `translate(${a.x.toFixed(1)},${a.y.toFixed(1)})`);
       const items = q.items || [];
-      const k = ctx.k || 1;
+      const k = (ctx.k || 1) * (ctx.qf || 1);
       const h = 17 * k;
       // a.stack: the queue's name on a line of its own above the chips (a narrower row).
       const name = el("text", { class: "qname", x: 0, y: a.stack ? -h / 2 - 3 * k : 4 * k }, g);
@@ -193,9 +193,9 @@ export function drawQueues(stage, model, ctx, hooks) {
       const detail = (q.entries || q.tickets || items).map((i) => typeof i === "object" ? JSON.stringify(i) : i);
       tip(g, `${q.name} at ${q.node}: ${items.length ? detail.join(", ") : "empty"} (head first)`);
     },
-    // the row moves when its anchor does (another queue of the node filled or emptied, the
+    // the row moves when its anchor does (and redraws when the projector size changes) (another queue of the node filled or emptied, the
     // node's detail lines changed): the anchor is part of what makes a row stale
-    (it) => JSON.stringify(it.q) + JSON.stringify(it.a) + ctx.r + "," + ctx.k);
+    (it) => JSON.stringify(it.q) + JSON.stringify(it.a) + ctx.r + "," + ctx.k + "," + ctx.qf);
 }
 
 function defaultAnchor(n, idx, ctx) {
@@ -316,6 +316,8 @@ export function renderView(stage, model, hooks, handlers, state) {
   ctx.msgSize = Math.max(ctx.msgSize, n <= 16 && stage.k ? 8 * stage.k : 0);
   ctx.k = stage.k || 1;
   ctx.dense = !!stage.dense;
+  // queue rows a size larger on a projector (names and chips ≥ 16 px at 1920×1080)
+  ctx.qf = present ? 1.6 : 1;
   // Node labels fit inside their node: at most 15 px, less on a crowded ring.
   const labelPx = Math.max(8, Math.min(present ? 19 : 15, (ctx.r / ctx.k) * 0.95));
   stage.svg.style.setProperty("--label-px", labelPx.toFixed(1));

@@ -27,7 +27,7 @@ function details(n) {
  * node on the lower half of the ring, below (after its detail lines) a node on the upper half.
  */
 function queueAnchor(n, idx, ctx) {
-  const k = ctx.k || 1;
+  const k = (ctx.k || 1) * (ctx.qf || 1);
   if (n.kind !== "resource") {
     return { x: n.x + ctx.r + 6 * k, y: n.y + ctx.r + (8 + idx * 20) * k, right: true };
   }
@@ -123,7 +123,7 @@ function relayout(view) {
 
 /** With the ring turned, every resource is on the "lower half": queues go under the node. */
 function queueAnchor2(n, idx, ctx) {
-  const k = ctx.k || 1;
+  const k = (ctx.k || 1) * (ctx.qf || 1);
   if (n.kind !== "resource" || !n.__placed) return queueAnchor(n, idx, ctx);
   const lines = ctx.dense ? 0 : details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0);
   return { x: n.x, y: n.y + ctx.r + (16 + lines * 15 + idx * 22) * k, centre: true };
