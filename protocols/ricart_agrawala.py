@@ -94,6 +94,11 @@ class RicartAgrawala(RuleProtocol):
     variant_table = VARIANTS
     channels = "unordered"
     view_kind = "ring"
+    # A fixed glyph, colour and short label per message type, read by the viewer.
+    message_styles = {
+        "REQUEST": ("circle", "#0072B2", "REQUEST"),
+        "REPLY": ("diamond", "#E69F00", "REPLY"),
+    }
     fault_kinds = ("drop", "duplicate", "crash")
     scenario_model = Fields
 

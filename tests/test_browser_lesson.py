@@ -33,6 +33,8 @@ CAPTIONS: dict[str, tuple[str, Any]] = {
     "datta-printed-done": ("monitor", "deadlock"),
     "datta-prose-remote-unloop": ("monitor", "deadlock"),
     "datta-stress": ("cycle", ["R3", "R7", "R8", "R4"]),
+    "datta-repeat-stale-noloop": ("say", "stale, dropped"),
+    "ricart-agrawala": ("cs", ["p1"]),
     "found-datta-ring-as-printed-second-token": ("monitor", "violation"),
     "found-kout-tree-as-printed-extra-resource-token": ("monitor", "violation"),
     "kout-fig1": ("say", "requests 1 unit"),
