@@ -326,6 +326,13 @@ export function renderView(stage, model, hooks, handlers, state) {
   if (all || d.queues || d.nodes.size) drawQueues(stage, model, ctx, hooks);
   if (hooks.drawBack && (all || d.extra || d.nodes.size || d.queues)) hooks.drawBack(stage.back, model, ctx);
   drawCycles(stage, model, ctx);
+  // the process that just acted (the one the last step's record names) is marked
+  const last = model.history[model.history.length - 1];
+  const acted = last && last.step === model.step && last.proc != null ? String(last.proc) : null;
+  if (acted !== state.acted || all || d.nodes.size) {
+    for (const g of stage.nodes.children) g.classList.toggle("acted", g.__key === acted);
+    state.acted = acted;
+  }
   if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, ctx);
   if (hooks.drawFront) hooks.drawFront(stage.front, model, ctx);
 }
