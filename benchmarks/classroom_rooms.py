@@ -143,6 +143,12 @@ class Teacher:
         self.stop = False
 
     async def run(self, rate: float) -> None:
+        try:
+            await self._run(rate)
+        except Exception as exc:   # noqa: BLE001 - counted, reported
+            self.errors.append(f"teacher socket: {type(exc).__name__}: {exc}")
+
+    async def _run(self, rate: float) -> None:
         async with websockets.connect(ws_url(self.base, self.room["code"]), max_size=64 << 20,
                                       open_timeout=30, ping_interval=None) as ws:
             await ws.send(json.dumps({"op": "hello", "role": "teacher",

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from .hub import Hub, LocalRoom
 
 log = logging.getLogger("allocscope.rooms")
-FPS = 30.0            # room frames a second at most (play at 1000 steps/s is coalesced)
+FPS = 30.0            # room frames a second at most (play at 1000 steps/s is coalesced), times
+                      # the governor's factor when the worker is behind
 SAVE_EVERY = 1.0      # seconds between record saves during play
 
 
@@ -122,7 +123,10 @@ class TeacherLink:
             while True:
                 await self.wake.wait()
                 self.wake.clear()
-                wait = self.last_pub + 1.0 / FPS - time.monotonic()
+                # when the worker's event loop falls behind (app/governor.py), fewer, coalesced
+                # room frames: the fan-out is what costs, and every step's record still goes
+                factor = max(0.05, min(1.0, getattr(self.conn.governor, "factor", 1.0)))
+                wait = self.last_pub + 1.0 / (FPS * factor) - time.monotonic()
                 if wait > 0:
                     await asyncio.sleep(wait)
                 try:
