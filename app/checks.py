@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from protocols.scenario import ScenarioError, gallery, parse
 
 from .limits import current
+from .rawcheck import RawError, check_scenario
 
 router = APIRouter()
 
@@ -107,6 +108,10 @@ def _scenario_data(req: CheckRequest) -> dict[str, Any]:
         if sc is None:
             raise ScenarioError(f"scenario: no gallery scenario {req.scenario[:80]!r}")
         return sc.model_dump(mode="json", exclude_none=True)
+    try:
+        check_scenario(req.scenario, current())  # sizes and nesting, before pydantic
+    except RawError as exc:
+        raise ScenarioError(str(exc)) from None
     return parse(req.scenario).model_dump(mode="json", exclude_none=True)
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from markupsafe import Markup, escape
 from pydantic import BaseModel, ConfigDict, Field
 
 from protocols.kernel import SimError
@@ -80,7 +82,7 @@ def lesson_payload(lesson: Lesson) -> dict[str, Any]:
         if d.get("try_it"):
             ti = d["try_it"]
             d["try_it"] = {"task": ti["task"], "hint": ti["hint"], "max_steps": ti["max_steps"]}
-        d.update({"scenario": p.scenario.id, "variant": p.variant, "schedule": p.schedule,
+        d.update({"step": p.step, "scenario": p.scenario.id, "variant": p.variant, "schedule": p.schedule,
                   "explore": p.link()})
         chapters.append(d)
     return {"id": lesson.id, "title": lesson.title, "protocol": lesson.protocol,
@@ -144,10 +146,11 @@ def api_answer(lesson_id: str, chapter_id: str, body: Answer) -> Response:
             raise LessonError(f"chapter {chapter_id!r} asks no prediction")
         ok = lcheck.judge(lesson, ch, body.answer)
         right = lcheck.right_answers(lesson, ch)
+        reveal = lcheck.reveal(lesson, ch, right)
     except (LessonError, PredicateError, SimError) as exc:
         return JSONResponse({"detail": str(exc)}, 400)
     return JSONResponse({"correct": ok, "answer": body.answer, "right": right,
-                         "explain": ch.prediction.explain})
+                         "explain": ch.prediction.explain, "reveal": reveal})
 
 
 @router.post("/api/lessons/{lesson_id}/{chapter_id}/try")
@@ -203,3 +206,54 @@ def add_cli(sub: Any) -> None:
     p.add_argument("files", nargs="*", help="lesson files (default: protocols/lessons/files)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_lessons)
+
+
+# ---------------------------------------------------------------- the erratum pages
+def _inline(text: str) -> Markup:
+    """Markdown's `code` and **bold** only, after escaping everything (never raw HTML)."""
+    out = str(escape(text))
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+    out = re.sub(r"(?<![*\w])\*([^*\s][^*]*)\*(?!\w)", r"<em>\1</em>", out)
+    return Markup(out)
+
+
+def paper_entries(protocol: str) -> list[dict[str, Any]]:
+    """Every erratum entry with its fields and one-click replay links."""
+    from protocols.erratum.model import load
+    from protocols.erratum.replay import viewer_link
+    out = []
+    for e in load(protocol).entries():
+        d: dict[str, Any] = {"id": e.id, "kind": e.kind, "verification": e.verification,
+                             "fields": [(label, _inline(getattr(e, f))) for label, f in (
+                                 ("block", "title"), ("where", "where"), ("printed", "printed"),
+                                 ("prose / intent", "intent"), ("as-printed does", "as_printed"),
+                                 ("we do", "ours")) if getattr(e, f)],
+                             "text": _inline(" ".join(e.text)) if e.text else None,
+                             "replay": None}
+        if e.replay:
+            r = e.replay
+            d["replay"] = {"scenario": r.scenario, "shows": r.shows,
+                           "printed": {"variant": r.printed.variant, "outcome": r.printed.outcome,
+                                       "link": viewer_link(r, r.printed.variant)},
+                           "repair": {"variant": r.repair.variant, "outcome": r.repair.outcome,
+                                      "link": viewer_link(r, r.repair.variant)}}
+        out.append(d)
+    return out
+
+
+@router.get("/paper/{protocol}", response_class=HTMLResponse)
+def paper_page(request: Request, protocol: str) -> Response:
+    from protocols.erratum.model import ErratumError, load
+    if protocol not in PAPERS:
+        return error_page(request, 404, f"There is no erratum for {protocol[:40]!r}; papers: "
+                                        f"{', '.join(PAPERS)}.")
+    try:
+        er = load(protocol)
+        entries = paper_entries(protocol)
+    except ErratumError as exc:
+        return error_page(request, 500, str(exc))
+    lessons = next((g["lessons"] for g in index_entries() if g["protocol"] == protocol), [])
+    return templates.TemplateResponse(request, "paper.html", {
+        "protocol": protocol, "title": er.title, "entries": entries, "lessons": lessons,
+        "doc": f"docs/protocols/{protocol}.md", "embed": False, "present": False})

@@ -24,6 +24,8 @@ from protocols.runner import build
 from protocols.scenario import Scenario, ScenarioError, format_errors, gallery, parse
 
 from .limits import current
+from .offload import WorkError, checkpoint
+from .rawcheck import RawError, check_scenario
 
 FORMAT = 1
 
@@ -101,6 +103,11 @@ def scenario_of(ref: str | dict[str, Any]) -> Scenario:
             raise LinkError(404, f"link.scenario: no gallery scenario {ref[:80]!r}")
         return found
     try:
+        check_scenario(ref, current(), where="link.scenario")   # sizes, before pydantic
+    except RawError as exc:
+        raise LinkError(413 if "ALLOCSCOPE_MAX_ITEMS" in str(exc) or "SCHEDULE" in str(exc)
+                        else 400, str(exc)) from None
+    try:
         return parse(ref)
     except ScenarioError as exc:
         raise LinkError(400, f"link.{exc}") from None
@@ -131,10 +138,17 @@ def _replay(sc: Scenario, variant: str | None, schedule: list[str], step: int | 
         raise LinkError(413, f"scenario: {len(sim.pids)} processes; this server allows "
                              f"{max_processes} (ALLOCSCOPE_MAX_PROCESSES)")
     try:
-        sim.replay(schedule)
+        for i, eid in enumerate(schedule):
+            checkpoint()                          # the work budget (app/offload.py)
+            try:
+                sim.step(eid)
+            except SimError as exc:
+                raise SimError(f"schedule item {i} ({eid!r}) cannot be applied: {exc}") from None
         sim.goto(k)
     except SimError as exc:
         raise LinkError(400, f"link.schedule: {exc}") from None
+    except WorkError:
+        raise
     except Exception as exc:  # never a 500 for a link: name what failed instead
         raise LinkError(400, f"link.schedule: replay failed at step {sim.step_no} "
                              f"({type(exc).__name__}: {exc})") from None

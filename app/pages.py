@@ -47,9 +47,11 @@ def error_page(request: Request, status: int, message: str) -> HTMLResponse:
 
 
 def protocol_of(sc: Scenario) -> dict[str, Any]:
+    from .frames import message_styles
     p = registry.get(sc.protocol)
     return {"id": p.id, "title": p.title, "variants": list(p.variants),
-            "view_kind": p.view_kind, "fault_kinds": list(p.fault_kinds)}
+            "view_kind": p.view_kind, "fault_kinds": list(p.fault_kinds),
+            "message_styles": message_styles(p)}
 
 
 def summary(sc: Scenario) -> dict[str, Any]:

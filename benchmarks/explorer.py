@@ -23,8 +23,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocols.explorer import check  # noqa: E402
-from protocols.explorer.check import explore  # noqa: E402
-from protocols.explorer.driver import Driver  # noqa: E402
+from protocols.explorer.engine import SearchOptions, search  # noqa: E402
+from protocols.kernel import Transitions  # noqa: E402
 from protocols.runner import build  # noqa: E402
 from protocols.scenario import ScenarioError, gallery, parse  # noqa: E402
 
@@ -177,18 +177,10 @@ def reductions_table(repeat: int) -> list[str]:
     for fast in (True, False):
         best = None
         for _ in range(repeat):
-            sim = build(sc)
-            drv_init = Driver.__init__
-
-            def init(self, s, fast_=fast, _init=drv_init):
-                _init(self, s, fast=fast_)
-            Driver.__init__ = init
-            try:
-                t = time.process_time()
-                explore(sim, sc, 200_000)
-                dt = time.process_time() - t
-            finally:
-                Driver.__init__ = drv_init
+            ts = Transitions(build(sc), fast=fast)
+            t = time.process_time()
+            search(ts, SearchOptions(max_states=200_000, keep_edges=True))
+            dt = time.process_time() - t
             best = dt if best is None else min(best, dt)
         if fast:
             t_fast = best

@@ -13,10 +13,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import networkx as nx
+from pydantic import Field
 
 from .kernel import ENV, Ctx, Message, Setup
 from .kernel.rules import RuleProtocol, receive, rule
-from .scenario import ScenarioError
+from .scenario import Empty, ScenarioError, Section, check_fields, whole
+from .scenario import Fields as ScenarioFields
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +28,22 @@ class Proc:
     phase: str = "idle"          # idle | wanting | in_cs
     token: bool = False
     requests_left: int = 0
+
+
+class Params(Section):
+    """``params`` of a token ring scenario."""
+
+    n: whole(2, 10_000, "how many processes stand on the ring") = 5
+    requests: whole(0, 1_000_000, "critical-section requests per process") = 1
+    lossy: str | None = Field(None, max_length=40,
+                              description="variant lossy: the process that loses the token")
+    note: str = Field("", description="free text for the reader; not run")
+
+
+class Fields(ScenarioFields):
+    params: Params = Field(default_factory=Params)
+    topology: Empty = Field(default_factory=Empty)
+    workload: Empty = Field(default_factory=Empty)
 
 
 @dataclass(frozen=True)
@@ -43,18 +61,20 @@ class TokenRing(RuleProtocol):
     default_variant = "reliable"
     channels = "fifo"
     view_kind = "ring"
+    # A fixed glyph, colour and short label per message type (distinct pairs; the label is
+    # always drawn too, so colour never carries the meaning alone): read by the viewer.
+    message_styles = {
+        "Token": ("star", "#000000", "Token"),
+    }
     fault_kinds = ("drop", "duplicate", "crash", "corrupt")
 
+    scenario_model = Fields
+
     def setup(self, scenario: Any, variant: str) -> Setup:
-        p = scenario.params
-        n = p.get("n", 5)
-        reqs = p.get("requests", 1)
-        if not isinstance(n, int) or isinstance(n, bool) or not 2 <= n <= 10_000:
-            raise ScenarioError("scenario.params.n: must be a whole number from 2 to 10000")
-        if not isinstance(reqs, int) or isinstance(reqs, bool) or not 0 <= reqs <= 1_000_000:
-            raise ScenarioError("scenario.params.requests: must be a whole number from 0 to 10^6")
+        p = check_fields(scenario).params
+        n, reqs = p.n, p.requests
         pids = tuple(f"p{i}" for i in range(n))
-        lossy = p.get("lossy", pids[-1]) if variant == "lossy" else None
+        lossy = (p.lossy or pids[-1]) if variant == "lossy" else None
         if lossy is not None and lossy not in pids:
             raise ScenarioError(f"scenario.params.lossy: no process {lossy!r}")
         nxt = {q: pids[(i + 1) % n] for i, q in enumerate(pids)}

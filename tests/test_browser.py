@@ -226,7 +226,7 @@ def test_inspector_spacetime_and_narration(page: Any, live_server: str, screensh
     # the inspector: every guard with its truth value, every variable
     page.click('#view .layer.nodes > g[data-id="p1"]')
     page.wait_for_selector("#inspector .guard")
-    assert page.text_content("#inspector h3").startswith("p1")
+    assert page.text_content("#inspector h2").startswith("p1")
     assert page.locator("#inspector .vars tr").count() >= 3
     assert page.locator("#inspector .guard.blocked").count() + page.locator("#inspector .guard.holds").count() == 3
     page.screenshot(path=str(screenshots / "token-ring-inspector.png"))
@@ -318,6 +318,12 @@ def test_fault_buttons_and_metrics(page: Any, live_server: str, screenshots: Pat
     after = state(page)
     assert after["event"] == "f:drop:m0" and after["messages"] == 0 == after["drawnMessages"]
     page.keyboard.press("ArrowLeft")
+    wait_step(page, 0)
+    # the drop forked a branch (→ would redo it): back to the recorded run, kept on branch 0
+    assert page.is_visible("#branchbar")
+    page.select_option("#branch-pick", "0")
+    page.wait_for_function("() => window.allocscope.model.branch === 0")
+    page.keyboard.press("Home")
     wait_step(page, 0)
     for k in range(1, 9):
         page.keyboard.press("ArrowRight")

@@ -78,3 +78,27 @@ def test_a_token_in_flight_elsewhere_does_not_make_a_receive_guard_hold() -> Non
     g = {x["name"]: x for x in sim.inspect("p2")["guards"]}["enter (on Token)"]
     assert not g["holds"] and g["waiting_for"] == "the Token from p1"
     assert {x["name"]: x for x in sim.inspect("p0")["guards"]}["pass on (on Token)"]["holds"]
+
+
+@pytest.mark.parametrize("sid", sorted(gallery()))
+def test_every_view_has_the_pinned_shape(sid: str) -> None:
+    from protocols.kernel.viewschema import View
+    for sim in states(sid):
+        if sim.step_no % 25 == 0:
+            view = View.model_validate(sim.protocol.view(sim))
+            assert {n.id for n in view.nodes} >= set(sim.pids) or view.layout == "game", sid
+
+
+def test_every_feature_names_an_erratum_entry_that_exists() -> None:
+    from protocols.erratum.model import load, protocols
+    papers = set(protocols())
+    for pid in registry.available():
+        table = registry.get(pid).variant_table
+        if table is None:
+            continue
+        assert table.features, pid
+        for f in table.features:
+            proto, _, entry = f.erratum.partition(":")
+            assert proto == pid and f.reason and entry, (pid, f)
+            if pid in papers:
+                assert entry in {e.id for e in load(pid).entries()}, (pid, f)

@@ -254,3 +254,38 @@ def test_bad_scenarios_name_the_field(topology, workload, field):
                 "workload": workload})
     with pytest.raises(ScenarioError, match="scenario." + field.replace(".", r"\.")):
         build(sc, "full")
+
+
+# ---- issue 14: a client that asks more than once ----------------------------------------------
+
+
+def test_m7_the_stale_noloop_of_a_first_request_is_dropped_and_both_are_served():
+    """datta-repeat-stale-noloop: before M7 the schedule ended in a deadlock on R1 → R2 (found by
+    allocscope check, 53 steps); with request numbers the NoLoop of request 1 is stale."""
+    sc = gallery()["datta-repeat-stale-noloop"]
+    sim = build(sc, "full")
+    sim.replay(sc.schedule["full"])
+    last = [n.text for n in sim.narrations[-4]]                # step 50: the old NoLoop
+    assert any("NoLoop for a head it no longer waits on" in x for x in last), last
+    drive(sim, scheduler_for(sc, "full"), sc.steps)
+    assert sim.protocol.served_all(sim) and sim.monitors.first("deadlock") is None
+
+
+def test_full_exhaustively_live_when_both_clients_ask_twice():
+    """The token-free instance on which full without M7 deadlocked after 62 steps (13,293
+    states): every interleaving now ends with both clients served twice."""
+    from protocols.explorer import check
+    sc = scenario(["R1", "R2"], [[["R1", "R2"]] * 2, [["R2", "R1"]] * 2], token=False)
+    r = check(sc, "full", 40_000)
+    assert r["result"] == "ok", (r["result"], r["states"], r["finding"])
+
+
+def test_unfinished_counts_a_client_until_its_endack():
+    from protocols.datta_ring import DattaRing
+    from protocols.datta_ring.state import Client, Resource
+    sim = build(scenario(["R1", "R2"], [[["R1", "R2"]]]), "full")
+    p, cfg = DattaRing(), sim.config
+    assert [p.unfinished(cfg, "C1", Client(phase=ph))
+            for ph in ("idle", "waiting", "cs", "finishing", "gone")] == \
+        [False, True, True, True, False]
+    assert not p.unfinished(cfg, "R1", Resource(Lock=True))

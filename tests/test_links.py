@@ -175,7 +175,7 @@ def test_bad_link_requests_name_the_field(client: TestClient) -> None:
 def test_over_the_size_limit_is_413(client: TestClient) -> None:
     from app import linkstate
     big = {"id": "big", "title": "big", "protocol": "token_ring",
-           "params": {"n": 3, "pad": "x" * (linkstate.MAX_LINK_BYTES + 10)}}
+           "params": {"n": 3, "note": "x" * (linkstate.MAX_LINK_BYTES + 10)}}
     r = client.post("/api/links", json={"scenario": big})
     assert r.status_code == 413 and "limit" in r.json()["detail"]
     huge = client.post("/api/links", content=b'{"scenario": "' + b"x" * (3 * linkstate.MAX_LINK_BYTES)
@@ -480,3 +480,114 @@ def test_link_pages_and_export_queries_never_500(client: TestClient, lid: str, q
     assert r.status_code in (303, 400, 404, 409), (lid, r.status_code)
     e = client.get("/api/export", params=q)
     assert e.status_code < 500, (q, e.text)
+
+
+# ---------------------------------------------------------------- backups that restore (20.2)
+
+def _cli(data: Path, *args: str) -> subprocess.CompletedProcess:
+    """``allocscope ARGS`` with ``ALLOCSCOPE_DATA=data``, as docs/deployment.md runs it."""
+    env = dict(os.environ, ALLOCSCOPE_DATA=str(data))
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _make_links(base: str, start: int, n: int) -> list[str]:
+    with httpx.Client(timeout=30) as c:
+        return [c.post(f"{base}/api/links", json={"scenario": {
+            "id": f"pad-{k}", "title": "one link each", "protocol": "token_ring",
+            "params": {"n": 3, "note": str(k)}}}).json()["id"] for k in range(start, start + n)]
+
+
+def test_a_clean_stop_leaves_every_link_in_the_main_file(tmp_path: Path) -> None:
+    proc, base = start_server(tmp_path)
+    try:
+        ids = _make_links(base, 0, 40)
+    finally:
+        stop(proc)                                    # SIGTERM: uvicorn's clean shutdown
+    wal = tmp_path / (store.DB_NAME + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+    alone = tmp_path / "copy.sqlite3"
+    alone.write_bytes((tmp_path / store.DB_NAME).read_bytes())   # the main file, nothing else
+    con = sqlite3.connect(alone)
+    assert {r[0] for r in con.execute("SELECT id FROM links")} == set(ids)
+    con.close()
+
+
+def test_backup_under_write_load_then_restore_into_a_fresh_folder(tmp_path: Path) -> None:
+    """docs/deployment.md's steps: `allocscope links backup FILE` while the server writes,
+    `allocscope links restore FILE` into a fresh data folder, `allocscope links verify`."""
+    live, fresh = tmp_path / "live", tmp_path / "fresh"
+    proc, base = start_server(live)
+    answered: list[str] = []
+    stop_writing = threading.Event()
+
+    def writer() -> None:
+        k = 1000
+        while not stop_writing.is_set() and k < 1400:     # bounded load
+            answered.extend(_make_links(base, k, 5))
+            k += 5
+    try:
+        first = _make_links(base, 0, 100)
+        t = threading.Thread(target=writer)
+        t.start()
+        time.sleep(0.3)
+        before_backup = set(first) | set(answered)
+        out = _cli(live, "links", "backup", str(tmp_path / "links-backup.sqlite3"))
+        assert out.returncode == 0, out.stderr
+        backed = json.loads(out.stdout)["links"]
+        stop_writing.set()
+        t.join()
+    finally:
+        stop(proc)
+    assert backed >= len(before_backup)                     # everything answered before it
+    out = _cli(fresh, "links", "restore", str(tmp_path / "links-backup.sqlite3"))
+    assert out.returncode == 0, out.stderr and json.loads(out.stdout)["links"] == backed
+    out = _cli(fresh, "links", "verify")
+    assert out.returncode == 0 and json.loads(out.stdout)["links"] == backed
+    proc, base = start_server(fresh)
+    try:
+        with httpx.Client(timeout=30) as c:
+            for lid in sorted(before_backup):
+                assert c.get(f"{base}/api/links/{lid}").status_code == 200, lid
+    finally:
+        stop(proc)
+
+
+def test_a_damaged_wal_stops_start_up_and_says_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / store.DB_NAME
+    st = store.LinkStore(path)
+    st._con.execute("PRAGMA wal_autocheckpoint=0")
+    for k in range(300):
+        st.put(json.dumps({"k": k}).encode())
+    wal = path.with_name(path.name + "-wal")
+    data = bytearray(wal.read_bytes())
+    st._con.close()                                # as after kill -9: no checkpoint
+    wal.write_bytes(bytes(data))
+    data[len(data) // 2] ^= 0xFF                   # one flipped byte in the middle
+    wal.write_bytes(bytes(data))
+    with pytest.raises(store.StoreError, match="damaged: frame .* fails its checksum"):
+        store.LinkStore(path)
+    out = _cli(tmp_path, "links", "verify")
+    assert out.returncode == 2 and "-wal is damaged" in out.stderr
+    assert "allocscope links restore" in out.stderr
+    wal.write_bytes(bytes(data[: len(data) // 3]))  # half truncated
+    with pytest.raises(store.StoreError, match="damaged: it ends in the middle of frame"):
+        store.LinkStore(path)
+    # what the sentence offers: keep what is intact, restore it into a fresh folder
+    saved = tmp_path / "saved.sqlite3"
+    out = _cli(tmp_path, "links", "backup", str(saved), "--accept-damaged")
+    assert out.returncode == 0, out.stderr
+    kept = json.loads(out.stdout)["links"]
+    assert 0 < kept < 300
+    out = _cli(tmp_path / "fresh", "links", "restore", str(saved))
+    assert out.returncode == 0 and json.loads(out.stdout)["links"] == kept
+
+
+def test_unknown_ids_are_rate_limited_per_client(data_dir: Path) -> None:
+    from app.limits import Limits
+    c = TestClient(create_app(Limits(link_misses_per_minute=3)))
+    made = c.post("/api/links", json={"scenario": "token-ring"}).json()["id"]
+    codes = [c.get(f"/api/links/{'a' * 15}{k}").status_code for k in "234567"]
+    assert codes[:3] == [404] * 3 and set(codes[3:]) == {429}
+    r = c.get(f"/api/links/{made}")
+    assert r.status_code == 429 and "ALLOCSCOPE_LINK_MISSES_PER_MINUTE" in r.json()["detail"]

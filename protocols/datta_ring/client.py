@@ -53,12 +53,15 @@ class ClientSide:
         D = (rq[0], rq[1] if len(rq) == 2 else None)
         ctx.put(c, replace(s, D=D, phase="waiting", next=s.next + 1))
         ctx.request(c)
+        # full (M7, ours): the request carries its number, the client's count of its own
+        # requests, so that every message about it names this request and no earlier one.
+        tag = (s.next + 1,) if ctx.config.repair else ()
         if D[1] is not None:
-            ctx.send(c, D[1], "NewRequest", (c, 2, D[0]))
+            ctx.send(c, D[1], "NewRequest", (c, 2, D[0]) + tag)
             ctx.say(f"{c} needs {D[0]} (strong) and {D[1]} (weak): NewRequest({c}, 2, {D[0]}) "
                     f"to the weak resource {D[1]}", c, "1", (5, 7))
         else:
-            ctx.send(c, D[0], "NewRequest", (c, 1, None))
+            ctx.send(c, D[0], "NewRequest", (c, 1, None) + tag)
             ctx.say(f"{c} needs {D[0]} only: NewRequest({c}, 1, ⊥) to {D[0]}", c, "1", (8, 9))
 
     def on_resAllowed(self, ctx: Ctx, msg: Message) -> None:

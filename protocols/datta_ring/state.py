@@ -22,13 +22,15 @@ class Request:
     ``RqNo`` is 1 for a strong request, 2 for a weak one; ``NextResId`` is the other resource of a
     two-resource request (⊥ for a single one). The fourth element is printed as 1 for a strong and
     0 for a weak entry and incremented as ``Score`` by each unloop (line 129); ``full`` also uses
-    it as the epoch of a request, so that stale detection answers can be recognised.
+    it as the epoch of a request, so that stale detection answers can be recognised, and there
+    it is the pair (request number, unloops) so that the epochs of a client's successive
+    requests differ too (M7).
     """
 
     ClId: str
     RqNo: int
     NextResId: str | None
-    Score: int = 0
+    Score: int | tuple[int, int] = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,18 @@ class Config:
 
     def is_resource(self, pid: str) -> bool:
         return pid in self.rank
+
+
+def epoch(tag: tuple, score: int) -> int | tuple[int, int]:
+    """The initial Score of a queue entry: the printed 1 (strong) or 0 (weak); in ``full``
+    (M7, ours) the pair (request number, that value), ``tag`` being the request number the
+    client put in its NewRequest (empty in the other variants)."""
+    return (tag[0], score) if tag else score
+
+
+def bump(score: int | tuple[int, int]) -> int | tuple[int, int]:
+    """Line 129's Score + 1; in ``full`` the unloop count, second in the pair, goes up."""
+    return (score[0], score[1] + 1) if isinstance(score, tuple) else score + 1
 
 
 def search(q: tuple[Request, ...], c: str) -> Request | None:

@@ -95,6 +95,13 @@ class Protocol:
         """
         return ()
 
+    def eager(self, config: Any, pid: str, state: Any) -> str | None:
+        """The name of an action of ``pid`` that happens at once, at the end of the step that
+        enables it (a status change the paper makes immediate), or None. After each delivery
+        or action the kernel applies these to the processes the step touched, round after
+        round (in process order), until none is left. Default: none."""
+        return None
+
     def deliver(self, ctx: "Ctx", msg: Message) -> None:
         handler = getattr(self, "on_" + msg.kind, None)
         if handler is None:
@@ -117,6 +124,14 @@ class Protocol:
     def wait_for(self, sim: "Simulator") -> nx.DiGraph:
         """The wait-for (or dependency) graph of the current state; edges u -> v: u waits for v."""
         return nx.DiGraph()
+
+    def unfinished(self, config: Any, pid: str, state: Any) -> bool:
+        """Whether ``pid`` has started something it has not finished beyond what the kernel
+        already knows (it requested and waits, or is in its critical section): e.g. a client
+        that left its critical section and waits for an acknowledgement. Deadlock and livelock
+        count every unfinished process, not only waiting ones. Default: nothing beyond the
+        kernel's own bookkeeping."""
+        return False
 
     def served_all(self, sim: "Simulator") -> bool:
         """Every request of the workload was made and served."""
@@ -199,11 +214,6 @@ class Protocol:
         control messages circulate forever may say no for them, so that a state where only they
         move counts as a deadlock."""
         return True
-
-    def unfinished(self, config: Any, pid: str, state: Any) -> bool:
-        """Whether ``pid`` still has work it has not started (a request left in its workload).
-        Default no; the monitors may use it to tell "done" from "stuck" (issue 15)."""
-        return False
 
     def view(self, sim: "Simulator") -> dict[str, Any]:
         """Positions and per-node data for the browser, in the shape of

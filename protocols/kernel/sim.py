@@ -76,6 +76,12 @@ class Simulator:
         if len(self.index) != len(self.pids):
             raise SimError("process ids must be unique")
         self.capacity = dict(setup.capacity)
+        # The protocol's ``unfinished`` hook, or None when it keeps the default (nothing beyond
+        # waiting and critical sections): ``unfinished()`` runs after every step.
+        self._unfinished_hook = (protocol.unfinished if type(protocol).unfinished
+                                 is not Protocol.unfinished else None)
+        self._eager_hook = (protocol.eager if type(protocol).eager is not Protocol.eager
+                            else None)
         self.monitors = Monitors(self)
 
         self.trace: list[str] = []                 # event ids applied, step k applied trace[k-1]
@@ -202,12 +208,29 @@ class Simulator:
         return Event(m.id, DELIVER, m.dst, label, self.protocol.is_progress(m), m)
 
     def _request(self, pid: str) -> None:
-        self.monitors.on_request(pid)
+        if pid not in self.waiting:
+            self.waiting[pid] = (self.step_no, self.monitors.cs_entries)
+            self.monitors.on_request(pid)
 
     def _enter_cs(self, pid: str, resources: tuple[str, ...]) -> None:
-        self.monitors.on_enter(pid, resources)
+        again = pid in self.cs
+        served = self.waiting.pop(pid, None)
+        self.cs[pid] = resources
+        over = []
+        for r in resources:
+            users = self.usage.setdefault(r, [])
+            users.append(pid)
+            if len(users) > self.capacity.get(r, 1):
+                over.append(r)
+        self.monitors.on_enter(pid, resources, served, again, over)
 
     def _exit_cs(self, pid: str) -> None:
+        for r in self.cs.pop(pid, ()):
+            users = self.usage.get(r)
+            if users and pid in users:
+                users.remove(pid)
+                if not users:
+                    del self.usage[r]
         self.monitors.on_exit(pid)
 
     def _cancel(self, pid: str) -> None:
@@ -355,10 +378,14 @@ class Simulator:
                 ctx.say(f"{m.kind} from {m.src} reaches {m.dst}, which has crashed: it is lost", m.dst)
             else:
                 self.protocol.deliver(ctx, m)
+                if self._eager_hook is not None:
+                    self._settle(ctx)
         elif kind in (LOCAL, ENV, TIMEOUT):
             name = ev.id.split(":", 2)[2]
             self._since.pop(ev.id, None)    # taken: if it stays enabled, it is enabled anew
             self.protocol.apply(ctx, ev.pid, name)
+            if self._eager_hook is not None:
+                self._settle(ctx)
         else:
             self._apply_fault(ctx, ev)
         for i in self._touched:
@@ -367,6 +394,23 @@ class Simulator:
         self._enabled = None
         self.monitors.after_step(ev)
         return tuple(ctx.narration)
+
+    def _settle(self, ctx: Ctx) -> None:
+        """Apply the protocol's eager actions (``Protocol.eager``) of the processes this step
+        touched, round after round, until none is left (at most 64 rounds)."""
+        eager, config, proto = self._eager_hook, self.config, self.protocol
+        for _ in range(64):
+            fired = False
+            for i in sorted(self._touched):
+                pid = self.pids[i]
+                if pid in self.crashed:
+                    continue
+                name = eager(config, pid, self.procs[i])
+                if name is not None:
+                    proto.apply(ctx, pid, name)
+                    fired = True
+            if not fired:
+                return
 
     def _apply_fault(self, ctx: Ctx, ev: Event) -> None:
         _, kind, target = ev.id.split(":", 2)
@@ -467,6 +511,19 @@ class Simulator:
                 self.step(eid)
             except SimError as exc:
                 raise SimError(f"schedule item {i} ({eid!r}) cannot be applied: {exc}") from None
+
+    def unfinished(self) -> list[str]:
+        """The processes that started something they have not finished: waiting, or (not
+        crashed) in their critical section or what the protocol's ``unfinished`` hook adds.
+        Deadlock and livelock are judged on these, not only on the waiting ones."""
+        out = set(self.cs)
+        if self._unfinished_hook is not None:
+            hook, config, procs = self._unfinished_hook, self.config, self.procs
+            out.update(p for i, p in enumerate(self.pids) if hook(config, p, procs[i]))
+        if self.crashed:
+            out.difference_update(self.crashed)
+        out.update(self.waiting)     # as before the hook: a waiting entry counts, crashed or not
+        return sorted(out)
 
     # ------------------------------------------------------------------ inspection
     def inspect(self, pid: str) -> dict[str, Any]:

@@ -19,7 +19,8 @@ class Feature:
 
     name: str        # how handlers ask for it: ctx.has(name)
     reason: str      # one line: what goes wrong without it
-    erratum: str     # the entry of docs/protocols/<id>.md it answers
+    erratum: str     # the erratum entry it answers: "<protocol>:<entry id>" of
+                     # protocols/erratum/files (docs/protocols/<id>.md is made from it)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,14 @@ class KoutTree(Protocol):
     default_variant = "full"
     channels = "fifo"
     view_kind = "tree"
+    # A fixed glyph, colour and short label per message type (distinct pairs; the label is
+    # always drawn too, so colour never carries the meaning alone): read by the viewer.
+    message_styles = {
+        "ResT": ("hexagon", "#000000", "ResT"),
+        "PushT": ("star", "#E69F00", "PushT"),
+        "PrioT": ("diamond", "#0072B2", "PrioT"),
+        "ctrl": ("square", "#CC79A7", "ctrl"),
+    }
     fault_kinds = ("drop", "duplicate", "corrupt")
     paper = "003_b9cbd16512390307.txt"
     # Fig. 3's livelock lets r and b enter over and over while a starves: a repeated state

@@ -192,9 +192,16 @@ def build_config(scenario: Any, variant: str) -> Config:
     g = nx.Graph()
     g.add_nodes_from(tasks)
     names = list(tasks)
+    # Tasks conflict when they share a pool: found through each pool's tasks (linear in the
+    # tasks plus the conflicts, not quadratic in the tasks), and added in the order of the
+    # pairs (i < j) so the graph's adjacency order is what it always was.
+    index = {t: i for i, t in enumerate(names)}
+    on_pool: dict[str, list[str]] = {p: [] for p in pools}
+    for t in names:
+        for p in dict.fromkeys(tasks[t].interest):
+            on_pool[p].append(t)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            if set(tasks[a].interest) & set(tasks[b].interest):
-                g.add_edge(a, b)
+        later = {b for p in dict.fromkeys(tasks[a].interest) for b in on_pool[p] if index[b] > i}
+        g.add_edges_from((a, b) for b in sorted(later, key=index.__getitem__))
     return Config(tuple(agents), pools, units, manager, tasks, tuple(names), len(agents) + 1,
                   gamma, variant, g)

@@ -17,12 +17,12 @@ function el(tag, cls, txt) {
 export function renderInspector(box, data) {
   box.replaceChildren();
   if (!data) { box.appendChild(el("p", "hint", "Click a process to inspect it.")); return; }
-  const h = el("h3", "insp-title", data.proc);
+  const h = el("h2", "insp-title", data.proc);
   const status = data.crashed ? "crashed" : data.in_cs ? "in its critical section" : data.waiting ? "waiting" : "not waiting";
   h.appendChild(el("span", "insp-status", status));
   box.appendChild(h);
 
-  box.appendChild(el("h4", "", "guarded actions"));
+  box.appendChild(el("h3", "", "guarded actions"));
   const gl = el("ul", "guards");
   for (const g of data.guards || []) {
     const li = el("li", g.holds ? "guard holds" : "guard blocked");
@@ -40,7 +40,7 @@ export function renderInspector(box, data) {
   if (!(data.guards || []).length) gl.appendChild(el("li", "hint", "no guarded actions"));
   box.appendChild(gl);
 
-  box.appendChild(el("h4", "", "variables"));
+  box.appendChild(el("h3", "", "variables"));
   const t = el("table", "vars");
   for (const [k, v] of Object.entries(data.variables || {})) {
     const tr = el("tr");

@@ -91,14 +91,20 @@ export function drawNodes(stage, model, ctx, hooks, handlers) {
   const r = ctx.r;
   keyed(stage.nodes, items, (n) => String(n.id),
     (n) => {
-      const g = el("g", { "data-id": String(n.id) });
+      const g = el("g", { "data-id": String(n.id), tabindex: "0", role: "button" });
       g.addEventListener("click", (ev) => { ev.stopPropagation(); handlers.selectNode(g.__key); });
+      // keyboard: Enter / space inspects (and, with a fault armed, faults) the process
+      g.addEventListener("keydown", (ev) => {
+        if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); ev.stopPropagation(); handlers.selectNode(g.__key); }
+      });
       return g;
     },
     (g, n) => {
       g.replaceChildren();
       attr(g, "class", nodeClasses(n) + (ctx.selected === String(n.id) ? " selected" : ""));
       attr(g, "transform", `translate(${n.x},${n.y})`);
+      const how = [n.cs && "in its critical section", n.waiting && "waiting", n.crashed && "crashed"].filter(Boolean).join(", ");
+      attr(g, "aria-label", `${n.kind || "process"} ${n.label ?? n.id}${how ? ": " + how : ""} — Enter to inspect`);
       const shape = shapeOf(n, hooks);
       const rr = n.kind === "client" ? r * 0.8 : r;
       if (shape === "rect") el("rect", { class: "body", x: -rr, y: -rr * 0.8, width: 2 * rr, height: 1.6 * rr, rx: 6 }, g);
@@ -106,7 +112,9 @@ export function drawNodes(stage, model, ctx, hooks, handlers) {
       else el("circle", { class: "body", r: rr }, g);
       if (n.waiting) el("circle", { class: "wait-ring", r: rr + 5 }, g);
       if (n.crashed) el("path", { class: "cross", d: `M${-rr * .6},${-rr * .6}L${rr * .6},${rr * .6}M${rr * .6},${-rr * .6}L${-rr * .6},${rr * .6}` }, g);
-      if (n.token || n.holder || n.has_token) {
+      // a token dot only where the algorithm has a token (coterie's resources have a holder,
+      // not a token: their holder is written under them instead)
+      if (n.token || n.has_token) {
         el("circle", { class: "token-dot", r: Math.max(3, rr * 0.32), cx: rr * 0.78, cy: -rr * 0.78 }, g);
       }
       if (ctx.labels) {
