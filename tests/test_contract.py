@@ -136,3 +136,25 @@ def test_every_protocol_declares_its_variants_as_a_table() -> None:
         assert proto.variant_table is not None, pid
         assert proto.variants == proto.variant_table.names
         assert proto.default_variant in proto.variants
+
+
+@pytest.mark.parametrize("sid", [sid for sid, sc in sorted(gallery().items())
+                                 if sc.scheduler.kind != "scripted"][:6])
+def test_the_run_service_stops_where_the_session_plays_to(sid: str) -> None:
+    """`allocscope run` (service.Run) and the web session's play stop at the same step: both
+    ask service.stop_reason, and the session makes its scheduler with service.scheduler_for."""
+    from app.limits import Limits
+    from app.session import Session
+    from protocols import service
+    calls = []
+    run = service.Run(gallery()[sid])
+    why = run.drive(lambda sim, info: calls.append((info.event.id, info.first_seq)))
+    assert len(calls) == run.sim.step_no and why in (service.END, service.FIRED,
+                                                       service.SERVED, service.BUDGET)
+    s = Session(Limits(play_burst=100_000))
+    s.load(sid, schedule=[])
+    s.set_scheduler(run.scenario.scheduler.kind, run.scenario.scheduler.seed)
+    s.start_play()
+    while s.playing:
+        s.play_step()
+    assert s.sim.step_no == run.sim.step_no and s.sim.state_hash() == run.sim.state_hash()
