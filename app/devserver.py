@@ -38,7 +38,7 @@ def spawn(data: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
     return proc, f"http://127.0.0.1:{port}"
 
 
-def wait_ready(proc: subprocess.Popen, base: str, timeout: float = 20) -> None:
+def wait_ready(proc: subprocess.Popen, base: str, timeout: float = 60) -> None:
     """Until /healthz answers; RuntimeError with the server's stderr if it exits first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
