@@ -1,7 +1,7 @@
 """Share links, exports, the editor's validation and thumbnails (issue 8; durability of issue 10).
 
 In-process tests use the real app (``app.main.create_app``) on a private data folder; durability
-and multi-process tests start real uvicorn subprocesses on loopback (tests/links_fixtures.py).
+and multi-process tests start real uvicorn subprocesses on loopback (app/devserver.py).
 """
 
 from __future__ import annotations
@@ -26,14 +26,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import linkcodec, store, thumbs
+from app.devserver import ROOT, server, servers, start_server, stop
 from app.linkstate import LinkRequest, canonical, make
 from app.main import create_app
 from protocols import registry
 from protocols.kernel import make_scheduler
 from protocols.runner import build, run
 from protocols.scenario import gallery, parse
-
-from .links_fixtures import ROOT, server, servers, start_server, stop
 
 GALLERY = sorted(gallery())
 

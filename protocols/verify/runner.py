@@ -27,7 +27,7 @@ def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
     """Explore one instance and run its random schedules; the row the table shows."""
     from ..explorer import check
     from ..scenario import parse
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     sc = parse(task["scenario"])
     variant = task["variant"]
     row: dict[str, Any] = {"index": task["index"], "instance": task["name"], "variant": variant}
@@ -53,6 +53,7 @@ def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
     if row["result"] == "counterexample":
         row["scenario"] = task["scenario"]
     row["seconds"] = round(time.perf_counter() - t0, 3)
+    row["cpu_seconds"] = round(time.process_time() - cpu0, 3)
     return row
 
 
@@ -172,13 +173,14 @@ def _dask(fn: Callable, tasks: Iterable[dict[str, Any]], address: str,
     with client:
         cores = sum(client.nthreads().values()) or 1
         it = iter(tasks)
-        # as_completed on this client's loop: distributed.wait() would look for a *default*
-        # client, and ours is deliberately not one (a caller may have its own)
-        running = as_completed(loop=client.loop)
-        for task in itertools.islice(it, window or 4 * cores):
-            running.add(client.submit(fn, task, pure=False))
-        for done in running:
-            yield done.result()
-            task = next(it, None)
-            if task is not None:
-                running.add(client.submit(fn, task, pure=False))
+        # our own client (not the process's default one): as_completed on its event loop, fed
+        # one new task per finished one, so at most ``window`` are in flight
+        done = as_completed(loop=client.loop)
+        for t in itertools.islice(it, window or 4 * cores):
+            done.add(client.submit(fn, t, pure=False))
+        for fut in done:
+            yield fut.result()
+            fut.release()
+            nxt = next(it, None)
+            if nxt is not None:
+                done.add(client.submit(fn, nxt, pure=False))

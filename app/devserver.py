@@ -1,6 +1,8 @@
-"""Helpers for the link tests: a real uvicorn subprocess on a free loopback port and a data folder.
+"""A real ``uvicorn app.main:app`` in a subprocess on a free loopback port with its own data
+folder, for the tests and the benchmarks that need a server as `allocscope serve` runs it.
 
-Only loopback traffic; every process started here is stopped by its own handle.
+Only loopback traffic; every process started here is stopped by its own handle. Needs httpx
+(a test dependency).
 """
 
 from __future__ import annotations
