@@ -13,9 +13,11 @@ import sys
 from collections.abc import Sequence
 
 from protocols.kernel import SCHEDULERS, SimError
-from protocols.scenario import ScenarioError, gallery, resolve
+from protocols.scenario import MAX_FILE_BYTES, Scenario, ScenarioError, gallery, resolve
 
 from .limits import SettingsError
+from .rawcheck import RawError
+from .store import StoreError
 
 
 def _print(obj: object) -> None:
@@ -35,7 +37,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from protocols.runner import run
-    sc = resolve(args.scenario)
+    sc = _resolve(args.scenario)
     res = run(sc, args.variant, args.steps, args.scheduler, args.seed)
     if args.json:
         _print(res)
@@ -55,7 +57,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from protocols.explorer import check
-    sc = resolve(args.scenario)
+    sc = _resolve(args.scenario)
     res = check(sc, variant=args.variant, max_states=args.max_states, partial_order=args.por)
     if args.json:
         _print(res)
@@ -65,6 +67,38 @@ def cmd_check(args: argparse.Namespace) -> int:
             print("  schedule: " + " ".join(res["counterexample"]["schedule"]))
             print(f"  open: {res.get('link')}")
     return 1 if res["result"] in ("violation", "deadlock", "livelock") else 0
+
+
+def _resolve(ref: str) -> Scenario:
+    """A gallery id or a scenario file; a file's nesting is checked before it is parsed (a
+    100,000-deep file is bad input, exit 2, not a RecursionError)."""
+    from pathlib import Path
+
+    from .limits import current
+    from .rawcheck import check_text
+    if ref not in gallery() and Path(ref).is_file():
+        try:
+            text = Path(ref).read_bytes()[:MAX_FILE_BYTES + 1]
+        except OSError as exc:
+            raise ScenarioError(f"{ref}: cannot read ({exc.strerror})") from None
+        check_text(text, current().max_depth, ref)
+    return resolve(ref)
+
+
+def cmd_links(args: argparse.Namespace) -> int:
+    """Back up, restore or verify the short-link store of ``$ALLOCSCOPE_DATA``."""
+    from pathlib import Path
+
+    from . import store
+    if args.action == "backup":
+        n = store.backup(Path(args.file), accept_damaged=args.accept_damaged)
+        _print({"backup": args.file, "links": n})
+    elif args.action == "restore":
+        n = store.restore(Path(args.file))
+        _print({"restored": args.file, "links": n})
+    else:
+        _print(store.verify())
+    return 0
 
 
 def cmd_settings(args: argparse.Namespace) -> int:
@@ -165,7 +199,7 @@ def _lean(row: dict) -> dict:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from protocols.verify.sweep import sweep
-    sc = resolve(args.scenario)
+    sc = _resolve(args.scenario)
     if args.seeds < 1:
         raise ScenarioError("sweep: --seeds must be at least 1")
     res = sweep(sc, args.variant, args.seeds, scheduler_address=args.scheduler_address,
@@ -222,6 +256,14 @@ def parser() -> argparse.ArgumentParser:
                      help="explore every interleaving (and search for livelocks)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_check)
+
+    lk = sub.add_parser("links", help="back up, restore or verify the short-link store "
+                                      "($ALLOCSCOPE_DATA/links.sqlite3)")
+    lk.add_argument("action", choices=["backup", "restore", "verify"])
+    lk.add_argument("file", nargs="?", help="the backup file (backup, restore)")
+    lk.add_argument("--accept-damaged", action="store_true",
+                    help="backup: copy what SQLite can read from a damaged -wal")
+    lk.set_defaults(func=cmd_links)
 
     st = sub.add_parser("settings", help="the ALLOCSCOPE_* variables and their values here")
     st.add_argument("--markdown", action="store_true", help="the README's table of them")
@@ -288,10 +330,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "steps", None) is not None and args.steps < 0:
         print("allocscope: --steps must be 0 or more", file=sys.stderr)
         return 2
+    if getattr(args, "action", None) in ("backup", "restore") and not args.file:
+        print(f"allocscope: links {args.action} needs a FILE", file=sys.stderr)
+        return 2
     try:
         return args.func(args)
-    except (ScenarioError, SimError, SettingsError) as exc:
+    except (ScenarioError, SimError, SettingsError, RawError, StoreError) as exc:
         print(f"allocscope: {exc}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print("allocscope: the input is nested too deeply to read", file=sys.stderr)
         return 2
     except _cluster_error() as exc:
         print(f"allocscope: {exc}", file=sys.stderr)

@@ -1,13 +1,17 @@
 """Two small ASGI layers around the whole app: security headers on every HTTP response (the
-Host check's 400 and the body bound's 413 included), and a request-body bound that counts bytes
-as they arrive instead of reading a body whole before looking at its size."""
+Host check's 400 and the body guard's 413 included), and a request-body guard that counts bytes
+as they arrive instead of reading a body whole before looking at its size, and refuses JSON
+nested too deep before any parser sees it."""
 
 from __future__ import annotations
 
 import json
+import logging
 from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .rawcheck import RawError, check_text
 
 # No inline script anywhere (page data travels in <script type="application/json">, which is not
 # executed); inline style attributes are allowed because the SVG views set them.
@@ -46,59 +50,81 @@ class SecurityHeaders:
         await self.app(scope, receive, send_hardened)
 
 
-class _TooLarge(Exception):
-    pass
+class BodyGuard:
+    """Reads a request body in chunks up to ``max_bytes`` (413 as soon as the Content-Length or
+    the bytes received pass it, ALLOCSCOPE_MAX_BODY_BYTES) and refuses JSON nested deeper than
+    ``max_depth`` before anything parses it (400, ALLOCSCOPE_MAX_DEPTH); then hands the body on."""
 
-
-class BodyLimit:
-    """413 as soon as a request body passes ``max_bytes`` (by Content-Length, or by counting the
-    chunks of a streamed body), naming ALLOCSCOPE_MAX_BODY_BYTES."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, max_depth: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.max_depth = max_depth
 
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps({"detail": f"request body larger than {self.max_bytes} bytes "
-                                     "(ALLOCSCOPE_MAX_BODY_BYTES)"}).encode()
-        await send({"type": "http.response.start", "status": 413,
+    @staticmethod
+    async def _refuse(send: Send, status: int, detail: str) -> None:
+        body = json.dumps({"detail": detail}).encode()
+        await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"),
                                 (b"content-length", str(len(body)).encode()),
                                 (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
+        too_big = (413, f"request body larger than {self.max_bytes} bytes "
+                        "(ALLOCSCOPE_MAX_BODY_BYTES)")
         for k, v in scope.get("headers", []):
-            if k == b"content-length":
-                try:
-                    declared = int(v)
-                except ValueError:
-                    declared = 0
-                if declared > self.max_bytes:
-                    await self._refuse(send)
-                    return
-        seen = 0
-        started = False
-
-        async def counted() -> Message:
-            nonlocal seen
+            if k == b"content-length" and v.isdigit() and int(v) > self.max_bytes:
+                await self._refuse(send, *too_big)
+                return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
             msg = await receive()
-            if msg["type"] == "http.request":
-                seen += len(msg.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _TooLarge
-            return msg
+            if msg["type"] != "http.request":
+                return                                  # the client went away
+            chunk = msg.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._refuse(send, *too_big)
+                return
+            chunks.append(chunk)
+            if not msg.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        if body.lstrip()[:1] in (b"{", b"["):
+            try:
+                check_text(body, self.max_depth)
+            except RawError as exc:
+                await self._refuse(send, 400, str(exc))
+                return
+        sent = False
 
-        async def watched(msg: Message) -> None:
-            nonlocal started
-            if msg["type"] == "http.response.start":
-                started = True
-            await send(msg)
-        try:
-            await self.app(scope, counted, watched)
-        except _TooLarge:
-            if not started:
-                await self._refuse(send)
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+        await self.app(scope, replay, send)
+
+
+class QuietBadFrames(logging.Filter):
+    """uvicorn logs every websocket text frame that is not UTF-8 with a full traceback (the
+    client gets close code 1007, correctly); one line is enough, so a client sending many
+    cannot flood the log with tracebacks."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and "Invalid UTF-8" in str(record.msg):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def quiet_bad_frames() -> None:
+    """Install :class:`QuietBadFrames` on uvicorn's error logger (once)."""
+    lg = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, QuietBadFrames) for f in lg.filters):
+        lg.addFilter(QuietBadFrames())

@@ -82,7 +82,7 @@ def lesson_payload(lesson: Lesson) -> dict[str, Any]:
         if d.get("try_it"):
             ti = d["try_it"]
             d["try_it"] = {"task": ti["task"], "hint": ti["hint"], "max_steps": ti["max_steps"]}
-        d.update({"scenario": p.scenario.id, "variant": p.variant, "schedule": p.schedule,
+        d.update({"step": p.step, "scenario": p.scenario.id, "variant": p.variant, "schedule": p.schedule,
                   "explore": p.link()})
         chapters.append(d)
     return {"id": lesson.id, "title": lesson.title, "protocol": lesson.protocol,
@@ -254,6 +254,9 @@ def paper_page(request: Request, protocol: str) -> Response:
     except ErratumError as exc:
         return error_page(request, 500, str(exc))
     lessons = next((g["lessons"] for g in index_entries() if g["protocol"] == protocol), [])
+    notes = [_inline("\n".join(sec.markdown)) for sec in er.sections
+             if sec.markdown and any(x.strip() for x in sec.markdown)]
     return templates.TemplateResponse(request, "paper.html", {
         "protocol": protocol, "title": er.title, "entries": entries, "lessons": lessons,
+        "notes": notes,
         "doc": f"docs/protocols/{protocol}.md", "embed": False, "present": False})

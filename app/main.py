@@ -23,7 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from . import checks, guards, links, pages, rooms, ws
+from . import checks, guards, links, offload, pages, rooms, ws
 from .governor import Governor
 from .limits import Limits, SettingsError
 
@@ -55,6 +55,8 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     app.state.limits = limits or Limits.from_env()
     app.state.sessions = ws.SessionCount()
     app.state.governor = Governor(app.state.limits.play_cpu_share)
+    offload.share_the_gil()
+    guards.quiet_bad_frames()
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> Response:
@@ -92,7 +94,7 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=str(ROOT / "static"), check_dir=False),
               name="static")
     lim = app.state.limits
-    app.add_middleware(guards.BodyLimit, max_bytes=lim.max_body_bytes)
+    app.add_middleware(guards.BodyGuard, max_bytes=lim.max_body_bytes, max_depth=lim.max_depth)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(lim.allowed_hosts))
     app.add_middleware(guards.SecurityHeaders)       # the last added is the outermost
     return app

@@ -18,6 +18,7 @@ from protocols.kernel.schedulers import Scheduler
 from protocols.scenario import Scenario, ScenarioError, gallery, parse
 
 from .limits import Limits
+from .offload import checkpoint
 
 # Snapshots every 64 steps instead of the kernel's 256: `back` and `goto` replay at most 63
 # steps (a few ms at n = 100) for a snapshot's memory (one tuple of process states) per 64 steps.
@@ -135,6 +136,7 @@ class Session:
         self._new_tree()
         try:
             for i, eid in enumerate(sched_ids):
+                checkpoint()                     # the work budget (app/offload.py)
                 try:
                     self._apply(eid)
                 except SessionError as exc:

@@ -28,6 +28,7 @@ from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
 from . import commands as C
+from . import offload, rawcheck
 from .frames import FrameBuilder, encode, error, history_frame, inspect_frame
 from .governor import FIRST_COST, Governor
 from .limits import Limits, TokenBucket
@@ -45,6 +46,13 @@ POLICY = 1008           # close codes: policy violation
 TOO_BIG = 1009          # message too big
 IDLE = 1001             # going away: no command for ALLOCSCOPE_IDLE_SECONDS
 _keys = itertools.count()
+
+
+class _Deferred:
+    """A ``load`` handed back by dispatch, to be done off the event loop (answer_async)."""
+
+    def __init__(self, cmd: Any) -> None:
+        self.cmd = cmd
 
 
 class SessionCount:
@@ -107,9 +115,14 @@ class Connection:
         self.bucket = TokenBucket(limits.commands_per_second, limits.command_burst, loop.time())
 
     # ------------------------------------------------------------------ outgoing
-    def push(self, frame: dict[str, Any]) -> None:
+    def push(self, frame: dict[str, Any] | str) -> None:
+        if isinstance(frame, str):          # encoded off the loop (a load's answer)
+            self.dirty = False              # play was stopped before the load
+            self.out.append(frame)
+            self.wake.set()
+            return
         try:
-            text = encode(frame)
+            text = self.fit(encode(frame), frame.get("reply_to"))
         except Exception as exc:   # noqa: BLE001 - e.g. a view value JSON cannot carry
             frame = self.internal(frame.get("reply_to"), "while encoding a frame", exc)
             text = encode(frame)
@@ -134,7 +147,7 @@ class Connection:
                 self.dirty = False
                 t0 = time.perf_counter()
                 try:
-                    text = encode(self.frames.incremental(self.session, None))
+                    text = self.fit(encode(self.frames.incremental(self.session, None)), None)
                 except Exception as exc:   # noqa: BLE001
                     text = encode(self.internal(None, "while building a play frame", exc))
                 self.frame_cpu += time.perf_counter() - t0   # play's cost, charged to play
@@ -182,7 +195,52 @@ class Connection:
                                                 f"{self.limits.commands_per_second:g} a second "
                                                 f"(ALLOCSCOPE_COMMANDS_PER_SECOND)"))
                 continue
-            self.push(self.answer(text))
+            self.push(await self.answer_async(text))
+
+    async def answer_async(self, text: str) -> dict[str, Any] | str:
+        """As :meth:`answer`, but a ``load`` (building, replaying, opening a link and encoding
+        its full frame) runs off the event loop on a budget (app/offload.py)."""
+        try:
+            rawcheck.check_text(text, self.limits.max_depth, "not a JSON command")
+        except rawcheck.RawError as exc:
+            return error(None, str(exc))
+        self._defer_load = True         # dispatch hands a load back instead of doing it
+        try:
+            answer = self.answer(text)  # (subclasses, e.g. rooms, answer their own ops here)
+        finally:
+            self._defer_load = False
+        if not isinstance(answer, _Deferred):
+            return answer
+        cmd = answer.cmd
+        self.stop_play()
+        self.dirty = False
+        try:
+            return await offload.run(self.limits, "loading this scenario", self._load_off, cmd)
+        except (offload.WorkError, rawcheck.RawError) as exc:
+            return error(cmd.id, str(exc))
+
+    def _load_off(self, cmd: Any) -> dict[str, Any] | str:
+        """In a worker thread: raw size checks, then load, then the frame, encoded here."""
+        if isinstance(cmd.scenario, dict):
+            rawcheck.check_scenario(cmd.scenario, self.limits, cmd.schedule)
+        elif cmd.schedule is not None:
+            rawcheck.check_scenario({}, self.limits, cmd.schedule)
+        answer = self.answer_cmd(cmd)
+        cap = self.limits.max_frame_bytes
+        try:
+            text = offload.bounded_encode(answer, cap)
+        except Exception as exc:   # noqa: BLE001 - e.g. a view value JSON cannot carry
+            return self.internal(cmd.id, "while encoding a frame", exc)
+        return self.fit("x" * (cap + 1) if text is None else text, cmd.id)
+
+    def fit(self, text: str, reply_to: Any) -> str:
+        """The encoded frame, or an error naming the limit when it is over the frame budget."""
+        cap = self.limits.max_frame_bytes
+        if len(text) <= cap:
+            return text
+        return encode(error(reply_to, f"the answer would be a frame of more than {cap} bytes, "
+                                      f"this server's limit (ALLOCSCOPE_MAX_FRAME_BYTES): "
+                                      f"load a smaller scenario"))
 
     def answer(self, text: str) -> dict[str, Any]:
         """Exactly one frame or error for one command; the session survives every error."""
@@ -190,6 +248,10 @@ class Connection:
             cmd = C.parse(text)
         except C.CommandError as exc:
             return error(exc.reply_to, str(exc))
+        return self.answer_cmd(cmd)
+
+    def answer_cmd(self, cmd: Any) -> dict[str, Any]:
+        """The answer to a parsed command (errors become error frames)."""
         try:
             return self.dispatch(cmd)
         except SessionError as exc:
@@ -211,6 +273,9 @@ class Connection:
         op = cmd.op
         if op == "load":
             self.stop_play()
+            if getattr(self, "_defer_load", False):
+                self._defer_load = False
+                return _Deferred(cmd)   # type: ignore[return-value]  # done off the loop
             if cmd.link is not None:
                 ln = resolve_link(cmd.link)
                 s.load(ln["scenario"], cmd.variant or ln.get("variant"),

@@ -31,9 +31,7 @@ def drive(sim: Simulator, sched: Scheduler, max_steps: int) -> None:
 
 def report(sim: Simulator, scenario: Scenario) -> dict[str, Any]:
     mon = sim.monitors
-    dl = mon.first("deadlock")
-    ll = mon.first("livelock")
-    viol = mon.violations()
+    found = service.findings(sim)
     served = sim.protocol.served_all(sim)
     metrics = mon.metrics()
     out: dict[str, Any] = {
@@ -44,9 +42,7 @@ def report(sim: Simulator, scenario: Scenario) -> dict[str, Any]:
         "state_hash": sim.state_hash(),
         "cs_entries": mon.cs_entries,
         "messages": metrics["messages"],
-        "violations": [{"step": f.step, "text": f.text} for f in viol],
-        "deadlock": {"step": dl.step, "cycle": dl.cycle, "text": dl.text} if dl else None,
-        "livelock": {"step": ll.step, "period": ll.period, "text": ll.text} if ll else None,
+        **found,
         "served_all": served,
         "metrics": metrics,
     }

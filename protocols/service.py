@@ -17,7 +17,7 @@ from .kernel import Event, SimError, Simulator, make_scheduler
 from .kernel.schedulers import KINDS, Scheduler
 from .scenario import Scenario, ScenarioError, check_fields
 
-__all__ = ["KINDS", "Run", "StepInfo", "build", "drive", "scheduler_for", "stop_reason"]
+__all__ = ["KINDS", "Run", "StepInfo", "build", "drive", "findings", "scheduler_for", "stop_reason"]
 
 # Why a run stopped (``Run.drive``'s answer): the scheduler had nothing to choose, a monitor
 # fired, every request was served (protocols whose tokens circulate forever), or the step budget.
@@ -84,6 +84,20 @@ def drive(sim: Simulator, sched: Scheduler, max_steps: int,
         if why is not None:
             return why
     return BUDGET
+
+
+def findings(sim: Simulator) -> dict[str, Any]:
+    """The monitors' findings as of the current step, in the shape both ``run --json`` and the
+    websocket frames carry: ``violations`` (list), ``deadlock`` and ``livelock`` (null or the
+    first one)."""
+    mon = sim.monitors
+    dl = mon.first("deadlock")
+    ll = mon.first("livelock")
+    return {
+        "violations": [{"step": f.step, "text": f.text} for f in mon.violations()],
+        "deadlock": {"step": dl.step, "cycle": dl.cycle, "text": dl.text} if dl else None,
+        "livelock": {"step": ll.step, "period": ll.period, "text": ll.text} if ll else None,
+    }
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ def test_content_covers_the_four_papers() -> None:
                 for p in ("datta_ring", "kout_tree", "coterie", "task_game")}
     assert all(by_paper.values()), {p: len(v) for p, v in by_paper.items()}
     assert sum(1 for x in lessons.values() for c in x.chapters if c.prediction) >= 10
-    assert sum(1 for x in lessons.values() for c in x.chapters if c.try_it) >= 4
+    assert sum(1 for x in lessons.values() for c in x.chapters if c.try_it) >= 7
 
 
 def _sim(sid: str, variant: str, schedule: list[str]):
@@ -89,9 +89,14 @@ def _base() -> dict:
 
 @pytest.mark.parametrize("change, words", [
     (lambda d: d.update(scenario="no-such-scenario"), "unknown scenario id 'no-such-scenario'"),
-    (lambda d: d["chapters"][0].update(step=999), "step: 999 is past the end of the schedule"),
+    (lambda d: (d["chapters"][0].pop("moment"), d["chapters"][0].update(step=999)),
+     "step: 999 is past the end of the schedule"),
+    (lambda d: d["chapters"][0].update(moment="the big bang"),
+     "moment: 'the big bang' is not a moment of datta-departure under full; moments: figure,"),
     (lambda d: d["chapters"][0].update(claims=["in_cs(C9)"]), "names unknown process 'C9'"),
     (lambda d: d["chapters"][0].update(highlight=["R7"]), "names unknown process 'R7'"),
+    (lambda d: d["chapters"][0].update(highlight=["type:Telegram"]),
+     "highlight: unknown message type 'Telegram'; datta_ring sends"),
     (lambda d: d["chapters"][0].update(claims=["cycle == [R1, R2]", "in_cs(C1)"]),
      "'in_cs(C1)' is false at step 10"),
     (lambda d: d["chapters"][1]["prediction"].update(check="monitor == deadlock and $answer == x"),
@@ -108,6 +113,7 @@ def test_semantic_errors_name_the_problem(tmp_path: Path, change, words: str) ->
     (lambda d: d["chapters"][0].update(claims=[]), "chapters.0.claims: a chapter must state at least one claim"),
     (lambda d: d["chapters"][0].pop("claims"), "chapters.0.claims: Field required"),
     (lambda d: d["chapters"][0].update(colour="red"), "chapters.0.colour: Extra inputs"),
+    (lambda d: d["chapters"][0].update(step=3), "give exactly one of step (a number) and moment"),
     (lambda d: d.update(minutes="ten"), "minutes: Input should be a valid integer"),
     (lambda d: d["chapters"][1]["prediction"].update(check="monitor == ok"), "must use $answer"),
     (lambda d: d["chapters"][0].update(claims=["in_cs(C1) or"]), "claims: claim 0:"),

@@ -133,7 +133,13 @@ def test_late_joiner_gets_one_full_frame_at_the_current_state(live_server: str) 
     g = frame(late)
     assert "view_patch" in g and (g["step"], g["state_hash"]) == (8, nxt["state_hash"])
     t.close()
+    assert room_msg(late, lambda x: x.get("teacher") is False)["code"] == r["code"]
+    # with the teacher away, a joiner's worker builds the key frame from the stored record
+    later = Member(live_server, r["code"])
+    h = frame(later)
+    assert (h["step"], h["state_hash"], h["event"]) == (8, nxt["state_hash"], nxt["event"])
     late.close()
+    later.close()
 
 
 def test_a_following_student_cannot_drive(live_server: str) -> None:
@@ -259,3 +265,16 @@ def test_rooms_expire_and_refuse_beyond_their_limits() -> None:
         with pytest.raises(urllib.error.HTTPError) as exc:
             urllib.request.urlopen(f"{base}/api/rooms/{r['code']}", timeout=5)
         assert exc.value.code == 404 and "may have ended" in exc.value.read().decode()
+
+
+def test_the_join_box_sends_a_typed_code_to_its_room(live_server: str) -> None:
+    with urllib.request.urlopen(f"{live_server}/r", timeout=10) as resp:
+        assert "the room code your teacher shows" in resp.read().decode()
+    r = start_room(live_server, scenario="token-ring")
+    typed = r["code"].lower()[:3] + " " + r["code"].lower()[3:]
+    with urllib.request.urlopen(f"{live_server}/r?code={typed.replace(' ', '+')}",
+                                timeout=10) as resp:
+        assert resp.url.endswith(f"/r/{r['code']}")
+    with urllib.request.urlopen(f"{live_server}/r?code=%3Cb%3E", timeout=10) as resp:
+        page = resp.read().decode()
+    assert "is not a room code" in page and "<b>" not in page

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import secrets
@@ -71,6 +72,7 @@ class RoomConnection(Connection):
         self.my_runs: dict[int, dict[str, Any]] = {}
         self.link_note = ""
         self.holds_session = False
+        self.loading = False
         self.jobs: set[asyncio.Task] = set()
 
     # play marks the session dirty; a teacher's room follows every such step
@@ -84,10 +86,24 @@ class RoomConnection(Connection):
         if value and self.teacher_link is not None:
             self.teacher_link.changed()
 
-    def push(self, frame: dict[str, Any]) -> None:
+    def push(self, frame: dict[str, Any] | str) -> None:
         super().push(frame)
-        if self.teacher_link is not None and frame.get("type") == "frame":
+        if self.teacher_link is None:
+            return
+        if isinstance(frame, str):          # a load's answer, built and encoded off the loop
+            if frame.startswith('{"type":"frame"'):
+                self.teacher_link.changed(load=True)
+        elif frame.get("type") == "frame":
             self.teacher_link.changed(load="scenario" in frame)
+
+    async def answer_async(self, text: str) -> dict[str, Any] | str:
+        # a teacher's load runs in a worker thread (app/offload.py): the room's publisher must
+        # not read the session meanwhile
+        self.loading = True
+        try:
+            return await super().answer_async(text)
+        finally:
+            self.loading = False
 
     # ------------------------------------------------------------------ sending
     async def _send_forever(self) -> None:
@@ -144,6 +160,8 @@ class RoomConnection(Connection):
         if self.role != "student" or self.mode != "follow" or self.closed:
             return
         if is_key:
+            if self.last_seq is not None and 0 <= seq <= self.last_seq:
+                return                     # a joiner's key frame of a state this one has
             self.room_out.clear()          # a key frame makes everything queued before it moot
         elif self.last_seq is None:
             return
@@ -200,7 +218,7 @@ class RoomConnection(Connection):
             except SessionError as exc:
                 return error(rid, str(exc))
         if self.role == "student" and self.mode == "follow" and op in O.DRIVING_OPS + (
-                "inspect",):
+                "inspect", "history"):
             return error(rid, "only the teacher drives this room: you are following the "
                               "class (press “explore on my own” to fork your own copy)")
         return super().answer(text)
@@ -281,6 +299,9 @@ class RoomConnection(Connection):
         schedule = cmd.schedule if cmd.schedule is not None else rec.schedule
         step = cmd.step if cmd.step is not None else (rec.step if cmd.schedule is None else None)
         self.session.load(rec.scenario, rec.variant, schedule, step)
+        if rec.sched_kind:                  # the class's scheduler goes with the copy
+            with contextlib.suppress(SessionError):
+                self.session.set_scheduler(rec.sched_kind, rec.sched_seed)
         self.sessions.active += 1
         self.holds_session = True
         self.mode = "fork"
@@ -381,7 +402,7 @@ class RoomConnection(Connection):
 
     def close_all(self) -> None:
         if self.teacher_link is not None:
-            self.teacher_link.stop()
+            self.teacher_link.stop(gone=True)
             self.teacher_link = None
         self.stop_play()
         if self.holds_session:
@@ -462,7 +483,11 @@ async def room_socket(ws: WebSocket, code: str) -> None:
         await _refuse(ws, hello.id, f"room {room_code} is full: {settings.room_max_students} "
                                     f"students (ALLOCSCOPE_ROOM_MAX_STUDENTS)")
         return
-    conn = RoomConnection(ws, limits, governor, hub, room_code, sessions)
+    # watching a lecture is not idling: a member's socket closes only after the room's own
+    # idle time without a command (the JS client reconnects and says hello again anyway)
+    watch = dataclasses.replace(limits, idle_seconds=max(limits.idle_seconds,
+                                                         settings.room_idle_seconds))
+    conn = RoomConnection(ws, watch, governor, hub, room_code, sessions)
     lr = await hub.attach(conn)
     conn.local = lr
     lr.record = lr.record or rec

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import segno
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..commands import EventId
@@ -136,6 +136,18 @@ async def room_qr(request: Request, code: str) -> Response:
                                     xmldecl=False, title=f"join room {c}")
     return Response(buf.getvalue(), media_type="image/svg+xml",
                     headers={"Cache-Control": "public, max-age=3600"})
+
+
+@router.get("/r", response_class=HTMLResponse)
+async def join_form(request: Request, code: str = "") -> Response:
+    """A box to type the code the teacher shows; a typed code goes to its room."""
+    if code:
+        c = norm_code(code)
+        if c is not None:
+            return RedirectResponse(f"/r/{c}", 303)
+    return templates.TemplateResponse(request, "room_join.html", {
+        "embed": False, "present": False, "code": code[:20],
+        "bad": bool(code)})
 
 
 @router.get("/r/{code}", response_class=HTMLResponse)

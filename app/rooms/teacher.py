@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("allocscope.rooms")
 FPS = 30.0            # room frames a second at most (play at 1000 steps/s is coalesced)
+LAG_OK = 0.02         # event-loop lag (s) under which the room gets its FPS; above, fewer frames
 SAVE_EVERY = 1.0      # seconds between record saves during play
 
 
@@ -53,6 +54,7 @@ class TeacherLink:
         self.seq = 0
         self.changed_flag = False
         self.force_key = True
+        self.joiners = False
         self.meta_dirty = True
         self.results_dirty = True
         self.save_due = True
@@ -70,12 +72,13 @@ class TeacherLink:
     # ------------------------------------------------------------------ notifications
     def changed(self, load: bool = False) -> None:
         self.changed_flag = True
-        if load:
+        if load:                   # a new scenario: every follower starts from a key frame
             self.force_key = True
         self.wake.set()
 
     def want_key(self) -> None:
-        self.force_key = True
+        """Someone joined (or fell behind): a key frame for them, not for the whole class."""
+        self.joiners = True
         self.wake.set()
 
     def counts_changed(self) -> None:
@@ -102,10 +105,25 @@ class TeacherLink:
             self.hub.send(self.code, "Q")
             self.wake.set()
 
-    def stop(self) -> None:
+    def stop(self, gone: bool = False) -> None:
+        """Stop publishing; ``gone``: the teacher left, so the class is told the teacher is away."""
         self.task.cancel()
         if self.lr.teacher is self:
             self.lr.teacher = None
+        if gone:
+            pub = public_meta(self.record, self.hub.students(self.code), False)
+            pub["round"], pub["experiment"] = self.meta()[0]["round"], self.meta()[0]["experiment"]
+            self.hub.send(self.code, "M" + json.dumps(pub, separators=(",", ":")))
+
+    def gap(self) -> float:
+        """Seconds between room frames: 1/FPS, longer while the worker's event loop is late
+        (the governor's smoothed lag, app/governor.py) — the fan-out is what costs, so the class
+        then gets fewer, coalesced frames (every step's record still goes), down to one a
+        second, instead of a queue that grows."""
+        lag = float(getattr(self.conn.governor, "lag", 0.0) or 0.0)
+        if lag <= LAG_OK:
+            return 1.0 / FPS
+        return min(1.0, max(1.0 / FPS, lag / (LAG_OK * FPS)))
 
     # ------------------------------------------------------------------ the loop
     async def _run(self) -> None:
@@ -115,7 +133,7 @@ class TeacherLink:
             while True:
                 await self.wake.wait()
                 self.wake.clear()
-                wait = self.last_pub + 1.0 / FPS - time.monotonic()
+                wait = self.last_pub + self.gap() - time.monotonic()
                 if wait > 0:
                     await asyncio.sleep(wait)
                 try:
@@ -136,19 +154,37 @@ class TeacherLink:
 
     async def _round(self) -> None:
         s = self.conn.session
-        if s.sim is None:
-            return
-        if self.force_key or self.changed_flag:
-            key = self.force_key
-            self.force_key = self.changed_flag = False
-            f = key_frame(self.builder, s) if key else self.builder.incremental(s, None)
-            if f.get("branch") is not None:
+        if s.sim is None or self.conn.loading:
+            return                 # (after a load, its answer's push wakes this loop again)
+        if self.force_key or self.changed_flag or self.joiners:
+            # Everyone restarts from a key frame after a load or a lost bus; otherwise the class
+            # gets the next diff, and joiners a key frame of the same state under the same
+            # sequence number (built with a builder of its own), which followers already there
+            # ignore: a burst of joiners costs the class nothing.
+            texts = []
+            if self.force_key:
+                f = key_frame(self.builder, s)
+                self.seq += 1
+                texts.append(f"F{self.seq}|K|{encode(f)}")
+            elif self.changed_flag:
+                f = self.builder.incremental(s, None)
+                self.seq += 1
+                texts.append(f"F{self.seq}|D|{encode(f)}")
+            else:
+                f = None
+            if self.joiners and not self.force_key and self.seq > 0:
+                texts.append(f"F{self.seq}|K|{encode(key_frame(FrameBuilder(), s))}")
+            elif self.joiners and self.seq == 0:
+                self.force_key = True           # nothing published yet: start everyone
+                self.wake.set()
+                return
+            self.force_key = self.changed_flag = self.joiners = False
+            if f is not None and f.get("branch") is not None:
                 self.record.branch = f["branch"]
-            self.seq += 1
             self.last_pub = time.monotonic()
             try:
-                await self.hub.bus.publish(self._chan(),
-                                           f"F{self.seq}|{'K' if key else 'D'}|{encode(f)}")
+                for text in texts:
+                    await self.hub.bus.publish(self._chan(), text)
             except BusDown:
                 self.force_key = True
                 raise
@@ -163,6 +199,8 @@ class TeacherLink:
             await self.hub.bus.publish(self._chan(), "M" + json.dumps(pub, separators=(",", ":")))
             self.conn.teacher_note(own)
         now = time.monotonic()
+        if now - self.saved_at > self.hub.settings.room_idle_seconds / 4:
+            self.save_due = True         # a connected teacher keeps the room alive
         if self.save_due and (not s.playing or now - self.saved_at >= SAVE_EVERY):
             self.save_due = False
             self.saved_at = now

@@ -27,18 +27,17 @@ from .forget import forget as forget_dead
 from .state import Member, Proc, Requester
 
 ALG = "AllocResource"
-DOC = "docs/protocols/coterie.md"
 
 VARIANTS = table(
     features=(
         Feature("R1", "RESPONSE, PREEMPT and RETURN carry the stamp of the QUERY they answer; a "
-                "stale one is ignored (Cases 3, 5, 8)", f"{DOC}: races 2 and 3, repair (R1)"),
+                "stale one is ignored (Cases 3, 5, 8)", "coterie:R1"),
         Feature("R2", "on w's LOCK, v removes w's QUERY from X_v, re-queued by a crossed "
-                "PREEMPT (Case 6)", f"{DOC}: races 2 and 3, repair (R2)"),
+                "PREEMPT (Case 6)", "coterie:R2"),
         Feature("R3", "while a PREEMPT to W_v is unanswered, Case 7 sends W_v no update",
-                f"{DOC}: race 1, repair (R3)"),
+                "coterie:R3"),
         Feature("C6", "Case 6 goes on with Case 5 only when W_v = ⊥, not whenever X_v is "
-                "non-empty", f"{DOC}: other discrepancies, Case 6"),
+                "non-empty", "coterie:O3"),
     ),
     variants={"as-printed": (), "full": ("R1", "R2", "R3", "C6")},
     default="full")
@@ -69,6 +68,16 @@ class Coterie(RuleProtocol):
     scenario_model = Fields
     channels = "fifo"
     view_kind = "quorum"
+    # A fixed glyph, colour and short label per message type (distinct pairs; the label is
+    # always drawn too, so colour never carries the meaning alone): read by the viewer.
+    message_styles = {
+        "QUERY": ("circle", "#0072B2", "QUERY"),
+        "RESPONSE": ("square", "#E69F00", "RESPONSE"),
+        "LOCK": ("diamond", "#000000", "LOCK"),
+        "UNLOCK": ("diamond", "#56B4E9", "UNLOCK"),
+        "PREEMPT": ("star", "#CC79A7", "PREEMPT"),
+        "RETURN": ("vee", "#7a5a00", "RETURN"),
+    }
     fault_kinds = ("drop", "duplicate", "crash")
     paper = "004_f96f560584c998c8.txt"
 

@@ -7,7 +7,7 @@ place says which variant does what and why (the list is in docs/protocols/datta_
 from __future__ import annotations
 
 from ..kernel import LOCAL, Action, Ctx, Guard, Message
-from .state import Config, Request, Resource, search, set_, tied, without
+from .state import Config, Request, Resource, epoch, search, set_, tied, without
 
 
 def _key(x: Request | None) -> tuple | None:
@@ -58,6 +58,10 @@ class ResourceCommon:
                   "Q_token to empty" if s.HoldingToken else "holding the token"),
             Guard("¬Lock: receive NewRequest", not s.Lock, "2", (18, 34),
                   "Lock to be released (NewRequest stays buffered)" if s.Lock else "a NewRequest"),
+            # the same block for a request buffered while Lock was set (local action
+            # receive-request); named without the message kind, so it is not a receive guard
+            Guard("¬Lock: take the oldest buffered request", bool(s.Deferred) and not s.Lock,
+                  "2", (18, 34), "Lock to be released" if s.Lock else "a buffered request"),
             Guard("NewHead", s.NewHead, "2", (36, 48), "a new head of Q_strong"),
             Guard("receive NewStrong", True, "2", (50, 58), "a NewStrong message"),
             Guard("receive Res1Ready (StrongReady)", True, "2", (60, 62), "a Res1Ready message"),
@@ -117,17 +121,18 @@ class ResourceCommon:
     def _take_request(self, ctx: Ctx, r: str, body: tuple) -> None:
         """Lines 22–32: a strong request joins Q_strong; a weak one joins Q_weak and is
         forwarded as a strong request to the other resource."""
-        c, no, nxt = body
+        c, no, nxt = body[:3]
+        tag = body[3:]          # full (M7): the request number
         s = ctx.get(r)
         if no == 1:
             new_head = s.head is None
-            q = s.Q_strong + (Request(c, 1, nxt, 1),)
+            q = s.Q_strong + (Request(c, 1, nxt, epoch(tag, 1)),)
             ctx.put(r, set_(s, Q_strong=q, NewHead=s.NewHead or new_head))
             ctx.say(f"{r} appends {c}'s strong request to Q_strong" +
                     (" (it is the new head)" if new_head else ""), r, "2", (22, 27))
         else:
-            ctx.put(r, set_(s, Q_weak=s.Q_weak + (Request(c, 2, nxt, 0),)))
-            ctx.send(r, nxt, "NewRequest", (c, 1, r))
+            ctx.put(r, set_(s, Q_weak=s.Q_weak + (Request(c, 2, nxt, epoch(tag, 0)),)))
+            ctx.send(r, nxt, "NewRequest", (c, 1, r) + tag)
             ctx.say(f"{r} stores {c}'s weak request in Q_weak and forwards "
                     f"NewRequest({c}, 1, {r}) to {nxt}", r, "2", (28, 31))
 

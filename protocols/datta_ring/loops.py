@@ -13,7 +13,7 @@ Message bodies (the same shape in every variant; the ``full``-only parts are Non
 from __future__ import annotations
 
 from ..kernel import Ctx, Guard, Message
-from .state import INF, Config, Resource, search, set_, tied, without
+from .state import INF, Config, Resource, bump, search, set_, tied, without
 
 
 def prio(cfg: Config, s: Resource, r: str) -> str:
@@ -269,7 +269,7 @@ class LoopBreaking:
             ctx.say(f"{r}: KillLoopACK1 but Head(Q_strong) = ⊥: nothing to move; unlocked",
                     r, "3", (128, 132))
             return
-        moved = set_(h, Score=h.Score + 1)
+        moved = set_(h, Score=bump(h.Score))
         ctx.put(r, set_(s, Q_strong=s.Q_strong[1:] + (moved,), NewHead=True, Lock=False,
                         Unlooping=None))
         ctx.say(f"{r}: Score of {h.ClId} + 1, its request goes from the head to the tail of "

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
 
+from ..kernel.variants import Feature, table
+
 INF = "∞"          # the priority level of the token holder (Section III-C.3)
 NONE = None        # the paper's ⊥
 
@@ -22,13 +24,15 @@ class Request:
     ``RqNo`` is 1 for a strong request, 2 for a weak one; ``NextResId`` is the other resource of a
     two-resource request (⊥ for a single one). The fourth element is printed as 1 for a strong and
     0 for a weak entry and incremented as ``Score`` by each unloop (line 129); ``full`` also uses
-    it as the epoch of a request, so that stale detection answers can be recognised.
+    it as the epoch of a request, so that stale detection answers can be recognised, and there
+    it is the pair (request number, unloops) so that the epochs of a client's successive
+    requests differ too (M7).
     """
 
     ClId: str
     RqNo: int
     NextResId: str | None
-    Score: int = 0
+    Score: int | tuple[int, int] = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,25 @@ class Client:
     next: int = 0
 
 
+# The variants as named features (kernel.variants). ``as-printed`` transcribes Algorithms 1-3;
+# ``prose`` reads them as the prose means them; ``full`` adds our repairs; ``naive`` takes loop
+# detection away (the prose's readiness kept), to show the deadlock it is there for.
+VARIANT_TABLE = table(
+    features=(
+        Feature("prose", "readiness belongs to the client whose requests reached both heads, "
+                "and r_min to one detection (the prose's reading of D8 and D9)",
+                "datta_ring:D9", "reading"),
+        Feature("no-detection", "no loop detection (Algorithm 3): a dependency cycle of "
+                "requests deadlocks", "", "ablation"),
+        Feature("repairs", "our mechanisms M1-M7 (verdicts, epochs, checked dependencies, "
+                "refusals, numbered requests), which make full live and safe",
+                "datta_ring:M1"),
+    ),
+    variants={"naive": ("prose", "no-detection"), "as-printed": (), "prose": ("prose",),
+              "full": ("prose", "repairs")},
+    default="full")
+
+
 @dataclass(frozen=True)
 class Config:
     """What never changes during a run: the rooted ring, the workload, the variant's switches."""
@@ -93,15 +116,15 @@ class Config:
 
     @property
     def printed(self) -> bool:
-        return self.variant == "as-printed"
+        return "prose" not in VARIANT_TABLE.on(self.variant)
 
     @property
     def detect(self) -> bool:
-        return self.variant != "naive"
+        return "no-detection" not in VARIANT_TABLE.on(self.variant)
 
     @property
     def repair(self) -> bool:
-        return self.variant == "full"
+        return "repairs" in VARIANT_TABLE.on(self.variant)
 
     def next_of(self, r: str) -> str:
         """Next(r) on the rooted ring."""
@@ -110,6 +133,18 @@ class Config:
 
     def is_resource(self, pid: str) -> bool:
         return pid in self.rank
+
+
+def epoch(tag: tuple, score: int) -> int | tuple[int, int]:
+    """The initial Score of a queue entry: the printed 1 (strong) or 0 (weak); in ``full``
+    (M7, ours) the pair (request number, that value), ``tag`` being the request number the
+    client put in its NewRequest (empty in the other variants)."""
+    return (tag[0], score) if tag else score
+
+
+def bump(score: int | tuple[int, int]) -> int | tuple[int, int]:
+    """Line 129's Score + 1; in ``full`` the unloop count, second in the pair, goes up."""
+    return (score[0], score[1] + 1) if isinstance(score, tuple) else score + 1
 
 
 def search(q: tuple[Request, ...], c: str) -> Request | None:

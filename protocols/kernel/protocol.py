@@ -51,6 +51,10 @@ class Protocol:
     view_kind: str = "ring"          # ring | tree | quorum | game
     fault_kinds: tuple[str, ...] = ("drop", "duplicate", "crash")
     paper: str = ""                  # file name in shared/papers
+    # How the viewer draws each message type: kind -> (glyph, colour, short label), distinct
+    # (glyph, colour) pairs within the protocol; the label is always drawn, so colour never
+    # carries the meaning alone. Glyphs: circle, square, diamond, triangle, star, vee, hexagon.
+    message_styles: dict[str, tuple[str, str, str]] = {}
     # Livelock monitor: by default a repeated global state counts only if nobody entered a
     # critical section in between; True also counts it when some requester waited through the
     # whole period while others were served (starvation by a cycle, e.g. kout_tree's Fig. 3).
@@ -95,6 +99,13 @@ class Protocol:
         """
         return ()
 
+    def eager(self, config: Any, pid: str, state: Any) -> str | None:
+        """The name of an action of ``pid`` that happens at once, at the end of the step that
+        enables it (a status change the paper makes immediate), or None. After each delivery
+        or action the kernel applies these to the processes the step touched, round after
+        round (in process order), until none is left. Default: none."""
+        return None
+
     def deliver(self, ctx: "Ctx", msg: Message) -> None:
         handler = getattr(self, "on_" + msg.kind, None)
         if handler is None:
@@ -117,6 +128,14 @@ class Protocol:
     def wait_for(self, sim: "Simulator") -> nx.DiGraph:
         """The wait-for (or dependency) graph of the current state; edges u -> v: u waits for v."""
         return nx.DiGraph()
+
+    def unfinished(self, config: Any, pid: str, state: Any) -> bool:
+        """Whether ``pid`` has started something it has not finished beyond what the kernel
+        already knows (it requested and waits, or is in its critical section): e.g. a client
+        that left its critical section and waits for an acknowledgement. Deadlock and livelock
+        count every unfinished process, not only waiting ones. Default: nothing beyond the
+        kernel's own bookkeeping."""
+        return False
 
     def served_all(self, sim: "Simulator") -> bool:
         """Every request of the workload was made and served."""
@@ -200,11 +219,6 @@ class Protocol:
         move counts as a deadlock."""
         return True
 
-    def unfinished(self, config: Any, pid: str, state: Any) -> bool:
-        """Whether ``pid`` still has work it has not started (a request left in its workload).
-        Default no; the monitors may use it to tell "done" from "stuck" (issue 15)."""
-        return False
-
     def view(self, sim: "Simulator") -> dict[str, Any]:
         """Positions and per-node data for the browser, in the shape of
         ``kernel.viewschema.View`` (docs/adding-a-protocol.md, section 5)."""
@@ -232,10 +246,11 @@ class Protocol:
 
 def receive_kind(name: str, kinds: Iterable[str]) -> str:
     """The message kind a guard's name mentions as a whole word ("" when none does)."""
-    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name))
-    for k in kinds:
-        if k in words:
-            return k
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name)
+    known = set(kinds)
+    for i, w in enumerate(words):
+        if w in known and (i == 0 or words[i - 1] not in ("send", "sends")):   # not "send Done"
+            return w
     return "*" if "receive" in words else ""    # "receive forms": any message to it
 
 

@@ -73,10 +73,31 @@ def place(lesson: Lesson, chapter: Chapter) -> Place:
     explicit = chapter.schedule if chapter.schedule is not None else (
         lesson.schedule if not chapter.scenario else None)
     timeline = tuple(explicit) if explicit is not None else _default_trace(sc.id, variant)
-    if chapter.step > len(timeline):
-        raise LessonError(f"{where}.step: {chapter.step} is past the end of the schedule "
+    step = chapter.step if chapter.step is not None else _moment(sc, variant, chapter, where)
+    if step > len(timeline):
+        raise LessonError(f"{where}.step: {step} is past the end of the schedule "
                           f"({len(timeline)} events under {variant})")
-    return Place(sc, variant, timeline, chapter.step)
+    return Place(sc, variant, timeline, step)
+
+
+def _moment(sc: Scenario, variant: str, chapter: Chapter, where: str) -> int:
+    """A named figure moment of the scenario: "figure" (its open_at) or a bookmark's label."""
+    if chapter.moment == "figure":
+        at = sc.open_at_for(variant)
+        if at is None:
+            raise LessonError(f"{where}.moment: scenario {sc.id!r} has no figure step (open_at) "
+                              f"for {variant}")
+        return at
+    marks = sc.bookmarks_for(variant)
+    for b in marks:
+        if b.label == chapter.moment:
+            return b.step
+    raise LessonError(f"{where}.moment: {chapter.moment!r} is not a moment of {sc.id} under "
+                      f"{variant}; moments: figure, {', '.join(repr(b.label) for b in marks)}")
+
+
+def step_of(lesson: Lesson, chapter: Chapter) -> int:
+    return place(lesson, chapter).step
 
 
 def chapter_sim(lesson: Lesson, chapter: Chapter) -> Simulator:
@@ -118,7 +139,7 @@ def judge(lesson: Lesson, chapter: Chapter, answer: str) -> bool:
         sim = chapter_sim(lesson, chapter)
         sim.step(answer)
     else:
-        sim = _at(lesson, chapter, pr.at if pr.at is not None else chapter.step)
+        sim = _at(lesson, chapter, pr.at if pr.at is not None else step_of(lesson, chapter))
     try:
         return holds(parse(pr.check), Facts(sim, answer))
     except PredicateError:
@@ -140,7 +161,7 @@ def reveal(lesson: Lesson, chapter: Chapter, right: list[str]) -> dict[str, Any]
     if pr.answer_on == "message":
         sched = p.schedule + right[:1]
     else:
-        sched = list(p.timeline[: pr.at if pr.at is not None else chapter.step])
+        sched = list(p.timeline[: pr.at if pr.at is not None else p.step])
     return {"scenario": p.scenario.id, "variant": p.variant, "schedule": sched,
             "step": len(sched)}
 
@@ -175,7 +196,12 @@ def validate(lesson: Lesson) -> list[str]:
         except (LessonError, ScenarioError) as exc:
             problems.append(str(exc))
             continue
-        names = [*ch.highlight]
+        names = [h for h in ch.highlight if not h.startswith("type:")]
+        kinds = registry.get(lesson.protocol).message_kinds()
+        for h in ch.highlight:
+            if h.startswith("type:") and kinds and h[5:] not in kinds:
+                problems.append(f"{where}.highlight: unknown message type {h[5:]!r}; "
+                                f"{lesson.protocol} sends {', '.join(kinds)}")
         texts = [*ch.claims] + ([ch.try_it.goal] if ch.try_it else []) + (
             [ch.prediction.check] if ch.prediction else [])
         for t in texts:
@@ -190,7 +216,7 @@ def validate(lesson: Lesson) -> list[str]:
         try:
             for c, ok in claim_results(sim, list(ch.claims)):
                 if not ok:
-                    problems.append(f"{where}.claims: {c!r} is false at step {ch.step}")
+                    problems.append(f"{where}.claims: {c!r} is false at step {sim.step_no}")
         except PredicateError as exc:
             problems.append(f"{where}.claims: {exc}")
             continue

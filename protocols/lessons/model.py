@@ -79,14 +79,22 @@ class Chapter(_Strict):
     title: str = Field(min_length=1, max_length=120)
     text: list[str] = Field(min_length=1, max_length=6)
     cite: str = Field(min_length=1, max_length=200)        # paper section / figure / line
-    step: int = Field(ge=0)
+    step: int | None = Field(default=None, ge=0)
+    moment: str | None = Field(default=None, max_length=120)   # "figure" or a bookmark's label
     scenario: str | None = Field(default=None, max_length=80)   # another gallery scenario
     variant: str | None = Field(default=None, max_length=40)
     schedule: list[str] | None = Field(default=None, max_length=2000)   # replaces the lesson's
-    highlight: list[str] = Field(default_factory=list, max_length=12)
+    highlight: list[str] = Field(default_factory=list, max_length=12)   # node ids, "type:<Msg>"
     claims: list[str] = Field(max_length=12)
     prediction: Prediction | None = None
     try_it: TryIt | None = None
+
+    @model_validator(mode="after")
+    def _step_or_moment(self) -> "Chapter":
+        if (self.step is None) == (self.moment is None):
+            raise ValueError("give exactly one of step (a number) and moment (\"figure\" or a "
+                             "bookmark of the scenario)")
+        return self
 
     @field_validator("claims")
     @classmethod

@@ -39,6 +39,7 @@ export function setupFigure(svg, { onFrame, onStatus, onNode, onMessage }) {
     pending = false;
     renderView(stage, model, hooks, handlers, ui);
     for (const g of stage.nodes.children) g.classList.toggle("lesson-hl", ui.highlight.has(g.__key));
+    for (const g of stage.messages.children) g.classList.toggle("lesson-hl", ui.highlight.has(`type:${g.dataset.type}`));
     clearDirty(model);
     document.body.dataset.step = String(model.step);
     document.body.dataset.ready = "1";
