@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
 from protocols.kernel import SCHEDULERS, SimError
-from protocols.scenario import ScenarioError, gallery, resolve
+from protocols.scenario import MAX_FILE_BYTES, Scenario, ScenarioError, gallery, resolve
+
+from .limits import SettingsError
+from .rawcheck import RawError
+from .store import StoreError
 
 
 def _print(obj: object) -> None:
@@ -32,7 +37,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from protocols.runner import run
-    sc = resolve(args.scenario)
+    sc = _resolve(args.scenario)
     res = run(sc, args.variant, args.steps, args.scheduler, args.seed)
     if args.json:
         _print(res)
@@ -52,7 +57,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from protocols.explorer import check
-    sc = resolve(args.scenario)
+    sc = _resolve(args.scenario)
     res = check(sc, variant=args.variant, max_states=args.max_states, partial_order=args.por)
     if args.json:
         _print(res)
@@ -62,6 +67,154 @@ def cmd_check(args: argparse.Namespace) -> int:
             print("  schedule: " + " ".join(res["counterexample"]["schedule"]))
             print(f"  open: {res.get('link')}")
     return 1 if res["result"] in ("violation", "deadlock", "livelock") else 0
+
+
+def _resolve(ref: str) -> Scenario:
+    """A gallery id or a scenario file; a file's nesting is checked before it is parsed (a
+    100,000-deep file is bad input, exit 2, not a RecursionError)."""
+    from pathlib import Path
+
+    from .limits import current
+    from .rawcheck import check_text
+    if ref not in gallery() and Path(ref).is_file():
+        try:
+            text = Path(ref).read_bytes()[:MAX_FILE_BYTES + 1]
+        except OSError as exc:
+            raise ScenarioError(f"{ref}: cannot read ({exc.strerror})") from None
+        check_text(text, current().max_depth, ref)
+    return resolve(ref)
+
+
+def cmd_links(args: argparse.Namespace) -> int:
+    """Back up, restore or verify the short-link store of ``$ALLOCSCOPE_DATA``."""
+    from pathlib import Path
+
+    from . import store
+    if args.action == "backup":
+        n = store.backup(Path(args.file), accept_damaged=args.accept_damaged)
+        _print({"backup": args.file, "links": n})
+    elif args.action == "restore":
+        n = store.restore(Path(args.file))
+        _print({"restored": args.file, "links": n})
+    else:
+        _print(store.verify())
+    return 0
+
+
+def cmd_settings(args: argparse.Namespace) -> int:
+    """The ALLOCSCOPE_* variables: the README table, or this environment's values (checked)."""
+    from .limits import Settings, markdown_table
+    if args.markdown:
+        sys.stdout.write(markdown_table())
+        return 0
+    rows = Settings.from_env().table()          # SettingsError -> exit 2 in main()
+    if args.json:
+        _print(dict(rows))
+    else:
+        for name, value in rows:
+            print(f"{name:36} {value}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    import time
+    from pathlib import Path
+
+    import protocols.verify.families as fams
+    from protocols.verify import report, tasks, verify
+    if args.list:
+        for (proto, name), fam in sorted(fams.families().items()):
+            if args.protocol in (None, proto):
+                print(f"{proto:10} {name:12} {fam.doc}")
+        return 0
+    if not args.protocol or not args.family:
+        raise ScenarioError("verify: give PROTOCOL and --family NAME (--list shows them)")
+    try:
+        fam = fams.get(args.protocol, args.family)
+    except KeyError as exc:
+        raise ScenarioError(f"verify: {exc.args[0]}") from None
+    from protocols import registry
+    proto = registry.get(args.protocol)
+    variant = args.variant or proto.default_variant
+    if variant not in proto.variants:
+        raise ScenarioError(f"verify: variant {variant!r} is not one of {proto.id}'s variants: "
+                            f"{', '.join(proto.variants)}")
+    for opt in ("max_states", "seeds", "first", "workers"):
+        v = getattr(args, opt)
+        if v is not None and v < (0 if opt == "seeds" else 1):
+            raise ScenarioError(f"verify: --{opt.replace('_', '-')} must be at least "
+                                f"{0 if opt == 'seeds' else 1}")
+    kw = {"quick": args.quick, "max_states": args.max_states, "seeds": args.seeds,
+          "max_seconds": args.max_seconds, "first": args.first}
+    total = sum(1 for _ in tasks(fam, variant, **kw)) if args.count or not args.first else None
+    if args.count:
+        print(total)
+        return 0
+    total = total if total is not None else args.first
+    show = not args.no_progress and (args.progress or sys.stderr.isatty())
+    rows: list[dict] = []
+    counts = {"ok": 0, "limit": 0, "counterexample": 0}
+    t0 = time.perf_counter()
+    folder = Path(args.save)
+    for row in verify(fam, variant, scheduler_address=args.scheduler_address,
+                      workers=args.workers, **kw):
+        counts[row["result"]] += 1
+        if row["result"] == "counterexample":
+            row["file"] = str(report.save_counterexample(row, row.pop("scenario"), folder,
+                                                         fam.faults))
+        rows.append(row)
+        if show:
+            report.progress(len(rows), total, counts, sys.stderr)
+    if show:
+        sys.stderr.write("\n")
+    where = (f"dask {args.scheduler_address}" if args.scheduler_address
+             else f"local pool, {args.workers or os.cpu_count()} processes")
+    summ = report.summary(rows, fam, variant, time.perf_counter() - t0, where)
+    if args.json:
+        rows.sort(key=lambda r: r["index"])
+        _print({"summary": summ, "rows": [_lean(r) for r in rows]})
+    else:
+        report.table(rows)
+        print(f"{fam.protocol} {fam.name} {variant}: {summ['instances']} instances, "
+              f"{summ['ok']} ok, {summ['limit']} limit, {summ['counterexample']} "
+              f"counterexample, {summ['states']} states, {summ['seconds']} s ({where})")
+        for ce in summ["counterexamples"]:
+            print(f"  {ce['instance']}: {ce['finding']} -> {ce['file']}")
+    return 1 if summ["counterexample"] else 0
+
+
+def _lean(row: dict) -> dict:
+    """A row for --json: the schedules stay in the counterexample files."""
+    out = {k: v for k, v in row.items() if k != "schedule"}
+    out["explorer"] = {k: v for k, v in row["explorer"].items() if k != "schedule"}
+    for key in ("random", "faulty"):
+        if key in row and row[key].get("first_failure"):
+            ff = dict(row[key]["first_failure"])
+            ff["length"] = len(ff.pop("schedule"))
+            out[key] = {**row[key], "first_failure": ff}
+    return out
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from protocols.verify.sweep import sweep
+    sc = _resolve(args.scenario)
+    if args.seeds < 1:
+        raise ScenarioError("sweep: --seeds must be at least 1")
+    res = sweep(sc, args.variant, args.seeds, scheduler_address=args.scheduler_address,
+                workers=args.workers, chunk=args.chunk, steps=args.steps, out=args.out,
+                progress=(not args.no_progress and (args.progress or sys.stderr.isatty())))
+    if args.json:
+        _print(res)
+    else:
+        print(f"{res['scenario']} [{res['protocol']}/{res['variant']}]: {res['seeds']} seeds in "
+              f"{res['seconds']} s ({res['where']}); outcomes {res['outcomes']}")
+        for name, m in res["metrics"].items():
+            b = m.get("bound")
+            print(f"  {name}: n {m['count']}, mean {m['mean']}, p50 {m['p50']}, p99 {m['p99']}, "
+                  f"max {m['max']}" + (f", bound {b['value']} ({b['what']}), over bound "
+                                       f"{m['over_bound']}" if b else ", no bound in the paper"))
+        print(f"  plot: {res['files']['svg']}  data: {res['files']['json']}")
+    return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -102,12 +255,72 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_check)
 
+    lk = sub.add_parser("links", help="back up, restore or verify the short-link store "
+                                      "($ALLOCSCOPE_DATA/links.sqlite3)")
+    lk.add_argument("action", choices=["backup", "restore", "verify"])
+    lk.add_argument("file", nargs="?", help="the backup file (backup, restore)")
+    lk.add_argument("--accept-damaged", action="store_true",
+                    help="backup: copy what SQLite can read from a damaged -wal")
+    lk.set_defaults(func=cmd_links)
+
+    st = sub.add_parser("settings", help="the ALLOCSCOPE_* variables and their values here")
+    st.add_argument("--markdown", action="store_true", help="the README's table of them")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func=cmd_settings)
+    _verify_parsers(sub)
+
     v = sub.add_parser("serve", help="run the web app")
     v.add_argument("--host", default="127.0.0.1")
     v.add_argument("--port", type=int, default=8000)
     v.add_argument("--ws-max-size", type=int, default=1 << 20)
     v.set_defaults(func=cmd_serve)
+
+    from .lessons import add_cli  # `allocscope lessons` (app/lessons.py)
+    add_cli(sub)
     return p
+
+
+def _verify_parsers(sub: argparse._SubParsersAction) -> None:
+    """``verify`` and ``sweep``: families and seed sweeps on a local pool or a Dask cluster."""
+    f = sub.add_parser("verify", help="verify a variant over every instance of a family")
+    f.add_argument("protocol", nargs="?")
+    f.add_argument("--family")
+    f.add_argument("--variant")
+    f.add_argument("--max-states", type=int, help="per-instance state bound (default: the "
+                   "family's)")
+    f.add_argument("--max-seconds", type=float, help="per-instance time bound of the explorer")
+    f.add_argument("--seeds", type=int, help="random schedules per instance (default: family's)")
+    f.add_argument("--quick", action="store_true", help="only the family's CI subset")
+    f.add_argument("--first", type=int, help="only the first N instances")
+    f.add_argument("--count", action="store_true", help="print the number of instances")
+    f.add_argument("--list", action="store_true", help="list the families")
+    f.add_argument("--workers", type=int, help="local processes (default: all cores)")
+    f.add_argument("--scheduler-address", help="run on this Dask distributed scheduler")
+    f.add_argument("--save", default="counterexamples",
+                   help="folder for counterexample scenario files (default: ./counterexamples)")
+    f.add_argument("--progress", action="store_true", help="progress bar even when not a tty")
+    f.add_argument("--no-progress", action="store_true")
+    f.add_argument("--json", action="store_true")
+    f.set_defaults(func=cmd_verify)
+
+    w = sub.add_parser("sweep", help="metric distributions of a scenario over many seeds")
+    w.add_argument("scenario")
+    w.add_argument("--seeds", type=int, default=1000)
+    w.add_argument("--variant")
+    w.add_argument("--steps", type=int, help="step budget per run (default: the scenario's)")
+    w.add_argument("--chunk", type=int, default=250, help="seeds per task")
+    w.add_argument("--workers", type=int, help="local processes (default: all cores)")
+    w.add_argument("--scheduler-address", help="run on this Dask distributed scheduler")
+    w.add_argument("--out", default="sweep", help="output prefix: PREFIX.svg and PREFIX.json")
+    w.add_argument("--progress", action="store_true")
+    w.add_argument("--no-progress", action="store_true")
+    w.add_argument("--json", action="store_true")
+    w.set_defaults(func=cmd_sweep)
+
+
+def _cluster_error() -> type[Exception]:
+    from protocols.verify.runner import ClusterError
+    return ClusterError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -115,9 +328,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "steps", None) is not None and args.steps < 0:
         print("allocscope: --steps must be 0 or more", file=sys.stderr)
         return 2
+    if getattr(args, "action", None) in ("backup", "restore") and not args.file:
+        print(f"allocscope: links {args.action} needs a FILE", file=sys.stderr)
+        return 2
     try:
         return args.func(args)
-    except (ScenarioError, SimError) as exc:
+    except (ScenarioError, SimError, SettingsError, RawError, StoreError) as exc:
+        print(f"allocscope: {exc}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print("allocscope: the input is nested too deeply to read", file=sys.stderr)
+        return 2
+    except _cluster_error() as exc:
         print(f"allocscope: {exc}", file=sys.stderr)
         return 2
 

@@ -92,15 +92,27 @@ class Fault(_Cmd):
     event: Annotated[str, Field(pattern=r"^f:", max_length=200)]
 
 
+class Branch(_Cmd):
+    op: Literal["branch"]
+    branch: Annotated[int, Field(ge=0, le=1_000_000)]
+    step: Annotated[int, Field(ge=0, le=MAX_STEP)] | None = None
+
+
+class History(_Cmd):
+    op: Literal["history"]
+    from_: Annotated[int, Field(ge=0, le=MAX_STEP, alias="from")]
+    to: Annotated[int, Field(ge=0, le=MAX_STEP)]
+
+
 class Inspect(_Cmd):
     op: Literal["inspect"]
     proc: Annotated[str, Field(min_length=1, max_length=80)]
 
 
 Command = Annotated[Load | Step | Deliver | Back | Goto | Reset | Play | Pause | Speed | Scheduler
-                    | Fault | Inspect, Field(discriminator="op")]
+                    | Fault | Inspect | Branch | History, Field(discriminator="op")]
 OPS = ("load", "step", "deliver", "back", "goto", "reset", "play", "pause", "speed", "scheduler",
-       "fault", "inspect")
+       "fault", "inspect", "branch", "history")
 _adapter: TypeAdapter = TypeAdapter(Command)
 
 

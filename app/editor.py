@@ -17,13 +17,17 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
+from protocols import registry
 from protocols.kernel import SimError
 from protocols.runner import build
-from protocols.scenario import MAX_FILE_BYTES, Scenario, ScenarioError
+from protocols.scenario import MAX_FILE_BYTES, Scenario, ScenarioError, field_errors, schema
 
+from . import offload
+from .limits import current
 from .linkstate import MAX_SCHEDULE
+from .offload import WorkError, checkpoint
+from .rawcheck import RawError, check_scenario
 
 router = APIRouter()
 templates = Jinja2Templates(directory=str(Path(__file__).resolve().parent.parent / "templates"))
@@ -47,11 +51,20 @@ def validate(data: Any) -> dict[str, Any]:
         return {"ok": False, "errors": [{"field": "scenario", "message":
                                          f"must be a JSON object, not {type(data).__name__}"}]}
     try:
+        check_scenario(data, current())          # sizes and nesting, before pydantic
+    except RawError as exc:
+        field, _, msg = str(exc).partition(": ")
+        return {"ok": False, "errors": [{"field": field if field.startswith("scenario") else
+                                         "scenario", "message": msg or str(exc)}]}
+    try:
         sc = Scenario.model_validate(data)
     except ValidationError as exc:
         errs = [{"field": ".".join(["scenario", *(str(x) for x in e["loc"])]),
                  "message": e["msg"].removeprefix("Value error, ")} for e in exc.errors()[:20]]
         return {"ok": False, "errors": errs}
+    typed = field_errors(sc)
+    if typed:
+        return {"ok": False, "errors": [{"field": f, "message": m} for f, m in typed]}
     try:
         sim = build(sc)
     except ScenarioError as exc:
@@ -67,7 +80,14 @@ def validate(data: Any) -> dict[str, Any]:
         return {"ok": False, "errors": [{"field": "scenario.schedule", "message":
                                          f"{len(schedule)} events, the limit is {MAX_SCHEDULE}"}]}
     try:
-        sim.replay(schedule)
+        for i, eid in enumerate(schedule):
+            checkpoint()                          # the work budget (app/offload.py)
+            try:
+                sim.step(eid)
+            except SimError as exc:
+                raise SimError(f"schedule item {i} ({eid!r}) cannot be applied: {exc}") from None
+    except WorkError:
+        raise
     except SimError as exc:
         return {"ok": False, "errors": [{"field": "scenario.schedule", "message": str(exc)}]}
     except Exception as exc:
@@ -90,7 +110,23 @@ async def validate_route(request: Request) -> JSONResponse:
             if isinstance(exc, json.JSONDecodeError) else ""
         return JSONResponse({"ok": False, "errors": [
             {"field": "scenario", "message": f"not valid JSON{where}"}]})
-    return JSONResponse(await run_in_threadpool(validate, data))   # builds and replays
+    try:                                          # builds and replays: off the loop
+        return JSONResponse(await offload.run(request.app.state.limits,
+                                              "validating this scenario", validate, data))
+    except WorkError as exc:
+        return JSONResponse({"ok": False, "errors": [{"field": "scenario",
+                                                      "message": str(exc)}]}, 413)
+
+
+@router.get("/api/schema/{protocol}")
+def schema_route(protocol: str) -> JSONResponse:
+    """The JSON Schema of a scenario of ``protocol``: the envelope, with its params / topology /
+    workload typed by the protocol's ``scenario_model`` (the editor completes and checks with
+    it)."""
+    if protocol not in registry.available():
+        return JSONResponse({"detail": f"unknown protocol {protocol!r}; known: "
+                                       f"{', '.join(registry.available())}"}, 404)
+    return JSONResponse(schema(protocol))
 
 
 @router.get("/editor", response_class=HTMLResponse)

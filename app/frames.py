@@ -12,6 +12,7 @@ import dataclasses
 import json
 from typing import Any
 
+from protocols import service
 from protocols.kernel import DELIVER, Simulator
 from protocols.kernel.canon import canon
 
@@ -20,6 +21,7 @@ from .statehash import StateHasher
 
 HISTORY = 2000
 PER_REQUEST_STEP = 60     # metrics.per_request entries on incremental frames (full: all 200)
+JUMP_RECORDS = 8          # a goto forward by at most this many steps carries their records
 
 
 class RawJSON:
@@ -56,23 +58,32 @@ def error(reply_to: Any, message: str) -> dict[str, Any]:
 
 def monitors(session: Session) -> dict[str, Any]:
     """The monitor lights as of the current step (findings after it are markers only)."""
-    mon = session.sim.monitors
-    dl = mon.first("deadlock")
-    ll = mon.first("livelock")
-    viol = mon.violations()
-    return {
-        "safety": "violation" if viol else "ok",
-        "deadlock": {"step": dl.step, "cycle": dl.cycle, "text": dl.text} if dl else None,
-        "livelock": {"step": ll.step, "period": ll.period, "text": ll.text} if ll else None,
-        "violations": [{"step": f.step, "text": f.text} for f in viol],
-        "fired": [f.as_dict() for f in session.fired()],
-    }
+    found = service.findings(session.sim)       # as `allocscope run --json` reports them
+    return {"safety": "violation" if found["violations"] else "ok", **found,
+            "fired": [f.as_dict() for f in session.fired()]}
+
+
+def message_styles(p: Any) -> dict[str, dict[str, str]]:
+    """The protocol's fixed glyph, colour and short label per message type (its
+    ``message_styles`` class attribute; empty when it declares none)."""
+    return {k: {"glyph": g, "colour": c, "short": s}
+            for k, (g, c, s) in getattr(p, "message_styles", {}).items()}
 
 
 def protocol_info(sim: Simulator) -> dict[str, Any]:
     p = sim.protocol
     return {"id": p.id, "title": p.title, "variants": list(p.variants), "variant": sim.variant,
-            "view_kind": p.view_kind, "fault_kinds": list(p.fault_kinds), "channels": sim.channels}
+            "view_kind": p.view_kind, "fault_kinds": list(p.fault_kinds), "channels": sim.channels,
+            "message_styles": message_styles(p)}
+
+
+def history_frame(session: Session, reply_to: Any, lo: int, hi: int) -> dict[str, Any]:
+    """The step records of steps lo+1 .. hi of the current timeline (at most HISTORY)."""
+    n = len(session.sim.trace)
+    hi = min(hi, n)
+    lo = max(0, min(lo, hi), hi - HISTORY)
+    return {"type": "history", "reply_to": reply_to, "branch": session.branch, "from": lo,
+            "to": hi, "total": n, "records": RawJSON(session.history_json(lo, hi))}
 
 
 def inspect_frame(session: Session, reply_to: Any, pid: str) -> dict[str, Any]:
@@ -91,6 +102,8 @@ class FrameBuilder:
         self._hash_sim: Simulator | None = None
         self._hash = ""
         self._hasher = StateHasher()
+        self._version = -1          # the session's timeline version this connection has seen
+        self._per_request: list | None = None
 
     def _forget(self) -> None:
         self.last_step: int | None = None
@@ -119,25 +132,40 @@ class FrameBuilder:
         k = sim.step_no
         f["history"] = RawJSON(session.history_json(max(0, k - HISTORY), k))
         f["findings"] = sim.monitors.timeline()
+        f["branches"] = session.branch_list()
+        f["forget_after"] = 0
+        self._version = session.version
         return f
 
-    def incremental(self, session: Session, reply_to: Any, notice: str = "") -> dict[str, Any]:
-        """A frame with a view_patch against the last frame built; falls back to a full frame
-        when there is no usable base (first frame, went backwards, the view changed shape)."""
+    def incremental(self, session: Session, reply_to: Any, notice: str = "",
+                    jump: bool = False) -> dict[str, Any]:
+        """A frame with a view_patch against the last frame built, in either direction of the
+        timeline; falls back to a full frame when there is no usable base (first frame, a new
+        simulator, the view changed shape). ``jump`` (back, goto, a branch switch): a gap of
+        more than JUMP_RECORDS steps carries no records; the browser fetches them by range."""
         sim = session.sim
         k = sim.step_no
-        if self._sim is not sim or self.last_step is None or k < self.last_step:
+        if self._sim is not sim or self.last_step is None:
             return self.full(session, reply_to, notice=notice)
+        last = self.last_step
+        changed = session.version != self._version
         view = sim.protocol.view(sim)
         patch = self._patch(sim, view)
         if patch is None:
             return self.full(session, reply_to, notice=notice)
-        last = self.last_step
         f = self._common(session, reply_to, notice)
         f["view_patch"] = patch
-        f["step_record"] = session.record(k) if k > last else None
-        if k > last + 1:     # frames were coalesced (slow browser or fast play)
+        if changed:          # recorded steps changed (a fork, a branch switch): say from where
+            f["forget_after"] = session.changed_since(self._version)
+            f["findings"] = sim.monitors.timeline()
+            f["branches"] = session.branch_list()
+            self._version = session.version
+            last = min(last, f["forget_after"])
+        f["step_record"] = session.record(k) if k == last + 1 else None
+        if k > last + 1 and (not jump or k - last <= JUMP_RECORDS):
+            # frames were coalesced (slow browser or fast play), or a short jump forward
             f["skipped_records"] = session.records(last, k - 1)
+            f["step_record"] = session.record(k)
         self.last_step = k
         return f
 
@@ -149,19 +177,56 @@ class FrameBuilder:
         f: dict[str, Any] = {
             "type": "frame", "reply_to": reply_to, "step": k, "total": len(sim.trace),
             "state_hash": self._state_hash(sim, full), "event": sim.trace[k - 1] if k else None,
-            "playing": session.playing,
+            "playing": session.playing, "branch": session.branch,
             "scheduler": {"kind": session.sched_kind, "seed": session.sched_seed},
             "enabled": [e.as_dict() for e in sim.enabled()],
             "narration": [n.as_dict() for n in sim.narrations[k - 1]] if k else [],
             "monitors": monitors(session),
             "metrics": sim.monitors.metrics(),
         }
-        if not full:   # lean steps: the newest entries only (the chart shows the last 60)
-            f["metrics"]["per_request"] = f["metrics"]["per_request"][-PER_REQUEST_STEP:]
+        self._lean_per_request(f["metrics"], full)
+        said = session.take_notice()
+        notice = "; ".join(x for x in (notice, said) if x)
         if notice:
             f["notice"] = notice
         self.last_step = k
         return f
+
+    def _lean_per_request(self, metrics: dict[str, Any], full: bool) -> None:
+        """Full frames carry the kernel's last 200 served requests; incremental frames only the
+        entries added since this connection's previous frame (``per_request_add``), or, when
+        the list changed otherwise (time travel over a serve), its last 60 anew. The list was
+        most of a step frame's bytes (4.4 of 5 KB at 100 processes)."""
+        pr = metrics["per_request"]
+        prev = self._per_request
+        self._per_request = pr
+        if full:
+            return
+        if prev is not None and pr == prev:
+            del metrics["per_request"]
+            metrics["per_request_add"] = []
+            return
+        if prev:
+            last = prev[-1]
+            for i in range(len(pr) - 1, -1, -1):
+                if pr[i] == last:
+                    n = min(i + 1, len(prev))
+                    if pr[i + 1 - n:i + 1] == prev[-n:] and len(pr) - i - 1 <= PER_REQUEST_STEP:
+                        del metrics["per_request"]
+                        metrics["per_request_add"] = pr[i + 1:]
+                        return
+                    break
+            if pr and len(pr) <= len(prev):     # went back: the list is an earlier run of it
+                last = pr[-1]
+                for i in range(len(prev) - 1, len(pr) - 2, -1):
+                    if prev[i] == last:
+                        if prev[i + 1 - len(pr):i + 1] == pr:
+                            del metrics["per_request"]
+                            metrics["per_request_add"] = []
+                            metrics["per_request_drop"] = len(prev) - 1 - i
+                            return
+                        break
+        metrics["per_request"] = pr[-PER_REQUEST_STEP:]
 
     def _state_hash(self, sim: Simulator, full: bool) -> str:
         """sha256 of the state; cached while the frame's step and timeline are the same (the

@@ -1,11 +1,16 @@
-"""Graceful degradation under load: one event loop per worker serves every session, so when the
-simulations being played need more CPU than the worker has, something must give.
+"""Fair CPU: one event loop per worker serves every session, so the sessions that play share the
+loop's time fairly and nobody else is locked out.
 
-The governor measures the event loop's lag (how late a short timer fires). When the loop falls
-behind, it lowers one common factor applied to every session's play speed, so that commands
-(step, back, inspect: a student waiting for an answer) stay quick; when the loop has room again,
-the factor climbs back. If play already runs well below the speeds asked for, new sessions are
-refused with a clear message instead of slowing everyone further (``accepting``).
+Every playing session tells the governor what it asks for: its speed (steps a second) times what
+one of its steps costs (measured: stepping plus building its frames). The governor shares
+``ALLOCSCOPE_PLAY_CPU_SHARE`` of each second among them by max–min fairness (water filling):
+a session asking for less than an equal slice gets all it asks for, and what it leaves is shared
+among the others. So a class of 200 students at 10 steps/s plays at full speed, and four
+sessions at 1,000 steps/s of a 200-process ring slow down first, to their slices; the rest of
+the loop's time stays free for commands and new connections.
+
+New sessions are refused only when even an idle one could not be served: when the event loop is
+so late (smoothed lag over ``REFUSE_LAG``) that a command would wait that long for its answer.
 """
 
 from __future__ import annotations
@@ -13,16 +18,16 @@ from __future__ import annotations
 import asyncio
 
 TICK = 0.05          # seconds between lag samples
-HIGH_LAG = 0.025     # above this (smoothed) the play factor goes down
-LOW_LAG = 0.008      # below this it climbs back
-MIN_FACTOR = 0.05
-REFUSE_BELOW = 0.5   # refuse new sessions while play runs at less than half the asked speed
+REFUSE_LAG = 0.5     # a loop this late (smoothed) cannot answer a new session's commands
+FIRST_COST = 2e-4    # seconds a step is assumed to cost before it has been measured
 
 
 class Governor:
-    def __init__(self) -> None:
-        self.lag = 0.0            # smoothed event-loop lag, seconds
-        self.factor = 1.0         # multiplies every session's play speed
+    def __init__(self, share: float = 0.6) -> None:
+        self.share = share               # of each second, for all play together
+        self.lag = 0.0                   # smoothed event-loop lag, seconds
+        self.demand: dict[int, float] = {}   # player key -> CPU seconds a second it asks for
+        self.level = share               # the water level: CPU s/s a player may use at most
         self._task: asyncio.Task | None = None
 
     def start(self) -> None:
@@ -31,21 +36,51 @@ class Governor:
             self._task = asyncio.get_running_loop().create_task(self._run())
 
     def observe(self, lag: float) -> None:
-        """Fold one lag sample in and adjust the play factor."""
+        """Fold one lag sample in."""
         self.lag = 0.7 * self.lag + 0.3 * max(0.0, lag)
-        if self.lag > HIGH_LAG:
-            self.factor = max(MIN_FACTOR, self.factor * 0.85)
-        elif self.lag < LOW_LAG:
-            self.factor = min(1.0, self.factor * 1.08 + 0.01)
+
+    # ------------------------------------------------------------------ fair shares
+    def ask(self, key: int, speed: float, cost: float) -> float:
+        """A player asks for ``speed`` steps a second at ``cost`` seconds a step; returns the
+        speed it may play at now (its fair share, never more than it asked)."""
+        want = speed * cost
+        if self.demand.get(key) != want:
+            self.demand[key] = want
+            self._refill()
+        return min(speed, self.level / cost) if cost > 0 else speed
+
+    def leave(self, key: int) -> None:
+        """A player paused or went away: its share goes back to the others."""
+        if self.demand.pop(key, None) is not None:
+            self._refill()
+
+    def _refill(self) -> None:
+        """Max–min fair level: the largest L with sum(min(d, L)) <= share."""
+        left, wants = self.share, sorted(self.demand.values())
+        n = len(wants)
+        level = self.share
+        for i, d in enumerate(wants):
+            even = left / (n - i)
+            if d >= even:
+                level = even
+                break
+            left -= d
+        else:
+            level = self.share        # everyone got all it asked for
+        self.level = level
+
+    @property
+    def players(self) -> int:
+        return len(self.demand)
 
     @property
     def accepting(self) -> bool:
-        return self.factor >= REFUSE_BELOW
+        return self.lag < REFUSE_LAG
 
     def busy_message(self) -> str:
-        return (f"server busy: the simulations already playing on this server use all its CPU "
-                f"(play runs at {round(100 * self.factor)}% of the speeds asked for); "
-                f"try again in a minute")
+        return (f"server busy: this worker answers commands {round(1000 * self.lag)} ms late "
+                f"(more than {round(1000 * REFUSE_LAG)} ms), so a new session could not be "
+                f"served; try again in a minute")
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()

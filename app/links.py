@@ -19,19 +19,20 @@ Every failure is a ``LinkError`` with a status and a sentence naming the problem
 from __future__ import annotations
 
 import json
+import time
+from collections import deque
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from protocols.scenario import format_errors, gallery
 
-from . import editor, exports, linkcodec, thumbs
+from . import editor, exports, linkcodec, offload, thumbs
 from .linkstate import MAX_LINK_BYTES, LinkError, LinkRecord, LinkRequest, Opened, make, open_record
-from .store import StoreError, get_store, load_record, save_link
+from .store import StoreError, get_store, load_record, reset_stores, save_link
 
 
 def _open_store_at_startup() -> None:
@@ -40,17 +41,32 @@ def _open_store_at_startup() -> None:
     get_store()
 
 
-router = APIRouter(on_startup=[_open_store_at_startup])
+def _checkpoint_at_shutdown() -> None:
+    """A clean stop leaves every link in ``links.sqlite3`` itself, not only in its -wal."""
+    reset_stores()
+
+
+router = APIRouter(on_startup=[_open_store_at_startup], on_shutdown=[_checkpoint_at_shutdown])
 router.include_router(editor.router)
 
 MAX_BODY = 2 * MAX_LINK_BYTES
 SHORT_SCHEDULE_CHARS = 4000   # longer schedules travel by link id, not in the viewer's query
 
 
-def _json_error(exc: LinkError | StoreError) -> JSONResponse:
+Failure = (LinkError, StoreError, offload.WorkError)
+
+
+def _json_error(exc: Exception) -> JSONResponse:
     if isinstance(exc, StoreError):
         return JSONResponse({"detail": f"link store unavailable: {exc}"}, 503)
-    return JSONResponse({"detail": exc.message}, exc.status)
+    if isinstance(exc, offload.WorkError):
+        return JSONResponse({"detail": str(exc)}, 413)
+    return JSONResponse({"detail": exc.message}, exc.status)   # type: ignore[attr-defined]
+
+
+async def _off(request: Request, what: str, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` off the event loop, on the app's work budget (app/offload.py)."""
+    return await offload.run(request.app.state.limits, what, fn, *args)
 
 
 def _html_error(request: Request, status: int, message: str) -> HTMLResponse:
@@ -100,8 +116,10 @@ def _viewer_url(rec: LinkRecord, lid: str | None) -> str:
 
 def _described(opened: Opened, lid: str | None = None) -> dict[str, Any]:
     out = opened.record.model_dump()
-    out.pop("format", None)
+    for k in ("format", "trail", "fingerprint"):
+        out.pop(k, None)
     out["notice"] = opened.notice
+    out["diverged"] = opened.diverged
     out["viewer_url"] = _viewer_url(opened.record, lid)
     out["fragment_url"] = linkcodec.url(opened.record)
     if lid:
@@ -114,8 +132,8 @@ def _described(opened: Opened, lid: str | None = None) -> dict[str, Any]:
 async def create_link(request: Request) -> JSONResponse:
     try:
         data = await _body_json(request)
-        return await run_in_threadpool(_create, data, _max_processes(request))
-    except (LinkError, StoreError) as exc:
+        return await _off(request, "making this link", _create, data, _max_processes(request))
+    except Failure as exc:
         return _json_error(exc)
 
 
@@ -132,8 +150,9 @@ async def fragment_link(request: Request) -> JSONResponse:
     """Like ``POST /api/links`` but stores nothing: only the self-contained ``#s=`` link."""
     try:
         data = await _body_json(request)
-        rec = await run_in_threadpool(make, _request(data), _max_processes(request))
-    except LinkError as exc:
+        rec = await _off(request, "making this link", make, _request(data),
+                         _max_processes(request))
+    except Failure as exc:
         return _json_error(exc)
     return JSONResponse({"fragment_url": linkcodec.url(rec), "step": rec.step,
                          "state_hash": rec.state_hash, "version": rec.version})
@@ -148,12 +167,59 @@ def scenario_file(scenario_id: str) -> JSONResponse:
     return JSONResponse(sc.model_dump(mode="json", exclude_defaults=True))
 
 
-@router.get("/api/links/{lid}")
-def read_link(lid: str) -> JSONResponse:
+class Misses:
+    """Unknown short-link ids asked for, per client, over the last minute: ids are guessable
+    from a known state (docs/deployment.md), so probing them in bulk is refused (429)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, deque[float]] = {}
+
+    def _recent(self, who: str, now: float) -> deque[float]:
+        q = self._seen.setdefault(who, deque())
+        while q and now - q[0] > 60.0:
+            q.popleft()
+        if len(self._seen) > 10_000:                 # bounded: forget the quiet clients
+            for k in [k for k, v in self._seen.items() if not v][:5000]:
+                del self._seen[k]
+        return q
+
+    def check(self, request: Request) -> None:
+        limit = request.app.state.limits.link_misses_per_minute
+        who = request.client.host if request.client else "?"
+        if len(self._recent(who, time.monotonic())) >= limit:
+            raise LinkError(429, f"too many unknown link ids from this address: at most "
+                                 f"{limit} a minute (ALLOCSCOPE_LINK_MISSES_PER_MINUTE)")
+
+    def add(self, request: Request) -> None:
+        who = request.client.host if request.client else "?"
+        self._recent(who, time.monotonic()).append(time.monotonic())
+
+
+async def _open_checked(request: Request, lid: str) -> Opened:
+    """Open a stored link, counting unknown ids against the client's allowance (per app)."""
+    misses = getattr(request.app.state, "link_misses", None)
+    if misses is None:
+        misses = request.app.state.link_misses = Misses()
+    misses.check(request)
     try:
-        return JSONResponse(_described(open_record(load_record(lid)), lid))
-    except (LinkError, StoreError) as exc:
+        return await _off(request, "opening this link", _open_stored, lid)
+    except LinkError as exc:
+        if exc.status == 404:
+            misses.add(request)
+        raise
+
+
+@router.get("/api/links/{lid}")
+async def read_link(request: Request, lid: str) -> JSONResponse:
+    try:
+        opened = await _open_checked(request, lid)
+        return JSONResponse(_described(opened, lid))
+    except Failure as exc:
         return _json_error(exc)
+
+
+def _open_stored(lid: str) -> Opened:
+    return open_record(load_record(lid))
 
 
 @router.post("/api/links/decode")
@@ -163,20 +229,29 @@ async def decode_fragment(request: Request) -> JSONResponse:
         frag = data.get("fragment") if isinstance(data, dict) else None
         if not isinstance(frag, str):
             raise LinkError(400, 'body: expected {"fragment": "<payload after #s=>"}')
-        opened = await run_in_threadpool(open_record, linkcodec.decode(frag))
+        opened = await _off(request, "opening this link", open_record, linkcodec.decode(frag))
         return JSONResponse(_described(opened))
-    except LinkError as exc:
+    except Failure as exc:
         return _json_error(exc)
 
 
 @router.get("/s/{lid}", response_class=HTMLResponse)
-def open_short(request: Request, lid: str) -> Response:
+async def open_short(request: Request, lid: str) -> Response:
     try:
-        opened = open_record(load_record(lid))
+        opened = await _open_checked(request, lid)
     except LinkError as exc:
         return _html_error(request, exc.status, exc.message)
+    except offload.WorkError as exc:
+        return _html_error(request, 413, str(exc))
     except StoreError as exc:
         return _html_error(request, 503, f"the link store is unavailable: {exc}")
+    if opened.diverged:        # never a blank viewer: say what changed, offer the stored run
+        rec = opened.record
+        before = rec.model_copy(update={"step": min(opened.diverged["step"] - 1, rec.step)})
+        return editor.templates.TemplateResponse(request, "link_changed.html", {
+            "notice": opened.notice, "diverged": opened.diverged, "embed": False,
+            "present": False, "viewer_url": _viewer_url(rec, lid),
+            "diverge_url": _viewer_url(before, lid)})
     return RedirectResponse(_viewer_url(opened.record, lid), status_code=303)
 
 
@@ -209,11 +284,15 @@ def _export_response(opened: Opened) -> Response:
 
 
 @router.get("/api/export")
-def export_get(request: Request) -> Response:
+async def export_get(request: Request) -> Response:
     try:
-        return _export_response(_opened_from_query(request))
-    except (LinkError, StoreError) as exc:
+        return await _off(request, "exporting this trace", _export_query, request)
+    except Failure as exc:
         return _json_error(exc)
+
+
+def _export_query(request: Request) -> Response:
+    return _export_response(_opened_from_query(request))
 
 
 @router.post("/api/export")
@@ -221,8 +300,8 @@ async def export_post(request: Request) -> Response:
     """Body: the same as ``POST /api/links`` (for full scenario objects), or {"fragment"}."""
     try:
         data = await _body_json(request)
-        return await run_in_threadpool(_export_body, data)
-    except (LinkError, StoreError) as exc:
+        return await _off(request, "exporting this trace", _export_body, data)
+    except Failure as exc:
         return _json_error(exc)
 
 

@@ -1,13 +1,19 @@
 """The FastAPI application: pages, the JSON API, static files and the websocket.
 
 ``uvicorn app.main:app`` (the Procfile, ``allocscope serve``) serves it; ``create_app(limits)``
-builds another instance with other limits (tests). Security headers are set on every HTTP
-response: a Content-Security-Policy with no inline scripts, and the usual hardening headers.
+builds another instance with other limits (tests). Every ``ALLOCSCOPE_*`` variable is read here,
+through ``app.limits.Settings``: a malformed one stops the server with a sentence naming it.
+Security headers are set on every HTTP response, 500s included: a Content-Security-Policy with
+no inline scripts, and the usual hardening headers. Only the ``Host`` names in
+``ALLOCSCOPE_ALLOWED_HOSTS`` are answered (DNS rebinding), and request bodies are counted as they
+arrive (``ALLOCSCOPE_MAX_BODY_BYTES``), never read whole first.
 """
 
 from __future__ import annotations
 
+import logging
 import mimetypes
+import sys
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -15,10 +21,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from . import checks, pages, ws
+from . import checks, guards, links, offload, pages, rooms, ws
 from .governor import Governor
-from .limits import Limits
+from .limits import Limits, SettingsError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,15 +35,18 @@ mimetypes.add_type("text/javascript", ".mjs")
 mimetypes.add_type("text/css", ".css")
 mimetypes.add_type("image/svg+xml", ".svg")
 
-# No inline script anywhere (page data travels in <script type="application/json">, which is not
-# executed); inline style attributes are allowed because the SVG views set them.
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-       "img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; "
-       "base-uri 'none'; form-action 'self'; frame-ancestors {ancestors}")
+log = logging.getLogger("allocscope")
 
 
 def _wants_html(request: Request) -> bool:
     return "text/html" in request.headers.get("accept", "")
+
+
+def _harden(request: Request, response: Response) -> Response:
+    """The security headers, set on a response made past the middleware (500s)."""
+    for k, v in guards.security_headers(request.url.path, request.url.query):
+        response.headers.setdefault(k.decode(), v.decode())
+    return response
 
 
 def create_app(limits: Limits | None = None) -> FastAPI:
@@ -44,18 +54,18 @@ def create_app(limits: Limits | None = None) -> FastAPI:
                   description="A browser lab for distributed resource-allocation algorithms.")
     app.state.limits = limits or Limits.from_env()
     app.state.sessions = ws.SessionCount()
-    app.state.governor = Governor()
+    app.state.governor = Governor(app.state.limits.play_cpu_share)
+    offload.share_the_gil()
+    guards.quiet_bad_frames()
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next):  # type: ignore[no-untyped-def]
-        response: Response = await call_next(request)
-        # the viewer with embed=1 is meant to sit in an iframe on a course page
-        embed = request.url.path.startswith("/sim/") and request.query_params.get("embed") == "1"
-        response.headers.setdefault("Content-Security-Policy",
-                                    CSP.format(ancestors="*" if embed else "'self'"))
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        return response
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> Response:
+        # runs in the outermost (server-error) layer, outside SecurityHeaders: harden here
+        log.error("internal error on %s", request.url.path, exc_info=exc)
+        text = f"internal error: {type(exc).__name__}"
+        if _wants_html(request):
+            return _harden(request, pages.error_page(request, 500, text))
+        return _harden(request, JSONResponse({"detail": text}, 500))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -77,15 +87,21 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     app.include_router(pages.router)
     app.include_router(ws.router)
     app.include_router(checks.router)
-    try:
-        from . import links  # the share-links router (app/links.py), when present
-    except ImportError:
-        links = None          # type: ignore[assignment]
-    if links is not None:
-        app.include_router(links.router)
+    app.include_router(links.router)
+    rooms.install(app)    # classroom rooms (app/rooms/)
+    from . import lessons  # guided lessons and erratum pages (app/lessons.py)
+    app.include_router(lessons.router)
     app.mount("/static", StaticFiles(directory=str(ROOT / "static"), check_dir=False),
               name="static")
+    lim = app.state.limits
+    app.add_middleware(guards.BodyGuard, max_bytes=lim.max_body_bytes, max_depth=lim.max_depth)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(lim.allowed_hosts))
+    app.add_middleware(guards.SecurityHeaders)       # the last added is the outermost
     return app
 
 
-app = create_app()
+try:
+    app = create_app()
+except SettingsError as _exc:
+    sys.stderr.write(f"allocscope: cannot start: {_exc}\n")
+    raise SystemExit(2) from None

@@ -6,6 +6,12 @@ never updated. WAL mode with ``synchronous=FULL`` means a POST that was answered
 if the server is killed right after; several server processes (``uvicorn --workers 4``, or hosts
 sharing a volume) may use one file at once. SQL is only ever run with parameters.
 
+A clean stop checkpoints the log into the main file (``close``), so ``links.sqlite3`` alone
+holds every link; opening refuses a damaged or cut-short ``-wal`` (``app/walcheck.py``) with a
+sentence saying what to do, instead of silently dropping what was written after the damage.
+Backups and restores go through SQLite's online backup API (:func:`backup`, :func:`restore`,
+``allocscope links backup|restore|verify``), safe while servers run.
+
 For the websocket's ``{"op": "load", "link": id}``: call :func:`get_link`.
 """
 
@@ -14,7 +20,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 import sqlite3
 import threading
@@ -22,7 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .limits import read_one
 from .linkstate import LinkError, LinkRecord, canonical, open_record, record_from
+from .walcheck import wal_problem
 
 DATA_ENV = "ALLOCSCOPE_DATA"
 DB_NAME = "links.sqlite3"
@@ -36,7 +43,8 @@ class StoreError(RuntimeError):
 
 
 def data_dir() -> Path:
-    return Path(os.environ.get(DATA_ENV) or "data")
+    """``$ALLOCSCOPE_DATA``, read afresh (tests point it at a new folder per module)."""
+    return read_one("data")
 
 
 def link_id(raw: bytes) -> str:
@@ -47,7 +55,7 @@ def link_id(raw: bytes) -> str:
 class LinkStore:
     """One SQLite file; one connection per process, serialised by a lock (writes are tiny)."""
 
-    def __init__(self, path: Path, timeout: float = 5.0) -> None:
+    def __init__(self, path: Path, timeout: float = 5.0, check_wal: bool = True) -> None:
         self.path = path
         self._lock = threading.Lock()
         try:
@@ -55,6 +63,15 @@ class LinkStore:
         except OSError as exc:
             raise StoreError(f"cannot create the data folder {path.parent} ({exc.strerror}); "
                              f"set {DATA_ENV} to a writable folder") from None
+        wal = path.with_name(path.name + "-wal")
+        problem = wal_problem(wal) if check_wal else None
+        if problem:
+            raise StoreError(
+                f"{wal} is damaged: {problem}. Starting on it would silently lose the links "
+                f"written after the damage. Stop every server on this folder, then restore a "
+                f"backup (allocscope links restore FILE), or keep what is intact: allocscope "
+                f"links backup SAVED --accept-damaged, move {path.name} and its -wal and -shm "
+                f"files away, and allocscope links restore SAVED (docs/deployment.md)")
         try:
             con = sqlite3.connect(path, timeout=timeout, isolation_level=None,
                                   check_same_thread=False)
@@ -100,7 +117,18 @@ class LinkStore:
         with self._lock:
             return int(self._con.execute("SELECT COUNT(*) FROM links").fetchone()[0])
 
+    def checkpoint(self) -> None:
+        """Copy the log into the main file and empty it (other processes may still be reading;
+        then SQLite does what it can, and the last one to close finishes it)."""
+        with self._lock:
+            try:
+                self._con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.DatabaseError:
+                pass
+
     def close(self) -> None:
+        """Checkpoint, then close: after a clean stop ``links.sqlite3`` alone holds every link."""
+        self.checkpoint()
         with self._lock:
             self._con.close()
 
@@ -173,6 +201,75 @@ def get_link(lid: str) -> dict[str, Any]:
     """
     opened = open_record(load_record(lid))
     out = opened.record.model_dump()
-    out.pop("format", None)
+    for k in ("format", "trail", "fingerprint"):
+        out.pop(k, None)
     out["notice"] = opened.notice
+    out["diverged"] = opened.diverged
     return out
+
+
+# ---------------------------------------------------------------------- backup / restore / verify
+
+def _count_file(path: Path) -> int:
+    con = sqlite3.connect(path)
+    try:
+        check = con.execute("PRAGMA integrity_check").fetchone()[0]
+        if check != "ok":
+            raise StoreError(f"{path} fails SQLite's integrity check ({check})")
+        try:
+            return int(con.execute("SELECT COUNT(*) FROM links").fetchone()[0])
+        except sqlite3.DatabaseError:
+            raise StoreError(f"{path} has no links table: not a links backup") from None
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(_explain(path, exc)) from None
+    finally:
+        con.close()
+
+
+def backup(dest: Path, accept_damaged: bool = False) -> int:
+    """Copy the live store to ``dest`` with SQLite's online backup API (consistent even while
+    servers write); returns the links in the copy. ``dest`` is written whole, then renamed."""
+    src = LinkStore((data_dir() / DB_NAME).resolve(), check_wal=not accept_damaged)
+    tmp = dest.with_name(dest.name + ".part")
+    tmp.unlink(missing_ok=True)
+    try:
+        out = sqlite3.connect(tmp)
+        with src._lock:
+            src._con.backup(out)
+        out.close()
+    finally:
+        src._con.close()
+    n = _count_file(tmp)
+    tmp.replace(dest)
+    return n
+
+
+def restore(source: Path) -> int:
+    """Replace the live store's content with a backup's (through the backup API, so servers
+    that have it open see the restored links at once); returns the links restored."""
+    if not source.is_file():
+        raise StoreError(f"{source}: no such backup file")
+    n = _count_file(source)
+    live = LinkStore((data_dir() / DB_NAME).resolve(), check_wal=False)
+    try:
+        src = sqlite3.connect(source)
+        with live._lock:
+            src.backup(live._con)
+        src.close()
+    finally:
+        live.close()
+    return n
+
+
+def verify() -> dict[str, Any]:
+    """The live store's health: the log, SQLite's integrity check, the number of links."""
+    path = (data_dir() / DB_NAME).resolve()
+    st = LinkStore(path)                 # raises on a damaged log
+    try:
+        with st._lock:
+            check = st._con.execute("PRAGMA integrity_check").fetchone()[0]
+        if check != "ok":
+            raise StoreError(f"{path} fails SQLite's integrity check ({check}); restore a backup")
+        return {"file": str(path), "links": st.count(), "integrity": "ok"}
+    finally:
+        st._con.close()

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
+import time
 from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,10 +28,13 @@ from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
 from . import commands as C
-from .frames import FrameBuilder, encode, error, inspect_frame
-from .governor import Governor
+from . import offload, rawcheck
+from .frames import FrameBuilder, encode, error, history_frame, inspect_frame
+from .governor import FIRST_COST, Governor
 from .limits import Limits, TokenBucket
+from .linkstate import LinkError
 from .session import Session, SessionError
+from .store import StoreError, get_link
 
 router = APIRouter()
 log = logging.getLogger("allocscope.ws")
@@ -40,6 +45,14 @@ PLAY_SLICE = 0.02       # seconds of stepping before play yields, whatever the b
 POLICY = 1008           # close codes: policy violation
 TOO_BIG = 1009          # message too big
 IDLE = 1001             # going away: no command for ALLOCSCOPE_IDLE_SECONDS
+_keys = itertools.count()
+
+
+class _Deferred:
+    """A ``load`` handed back by dispatch, to be done off the event loop (answer_async)."""
+
+    def __init__(self, cmd: Any) -> None:
+        self.cmd = cmd
 
 
 class SessionCount:
@@ -73,11 +86,6 @@ def resolve_link(link_id: str) -> dict[str, Any]:
     """A short link's scenario, variant, schedule, step and notice, replayed and verified by the
     links store (``app.store.get_link``); SessionError with the store's sentence otherwise."""
     try:
-        from .linkstate import LinkError
-        from .store import StoreError, get_link
-    except ImportError:
-        raise SessionError("short links are not available on this server") from None
-    try:
         return get_link(link_id)
     except LinkError as exc:
         raise SessionError(exc.message) from None
@@ -100,13 +108,21 @@ class Connection:
         self.dirty = False            # play moved the state on since the last frame built
         self.closed = False           # the sender stopped (the socket is gone)
         self.play_task: asyncio.Task | None = None
+        self.key = next(_keys)            # this player's name in the governor
+        self.cost = FIRST_COST            # measured seconds of CPU per played step
+        self.frame_cpu = 0.0              # seconds spent building play frames, not yet charged
         loop = asyncio.get_running_loop()
         self.bucket = TokenBucket(limits.commands_per_second, limits.command_burst, loop.time())
 
     # ------------------------------------------------------------------ outgoing
-    def push(self, frame: dict[str, Any]) -> None:
+    def push(self, frame: dict[str, Any] | str) -> None:
+        if isinstance(frame, str):          # encoded off the loop (a load's answer)
+            self.dirty = False              # play was stopped before the load
+            self.out.append(frame)
+            self.wake.set()
+            return
         try:
-            text = encode(frame)
+            text = self.fit(encode(frame), frame.get("reply_to"))
         except Exception as exc:   # noqa: BLE001 - e.g. a view value JSON cannot carry
             frame = self.internal(frame.get("reply_to"), "while encoding a frame", exc)
             text = encode(frame)
@@ -129,10 +145,12 @@ class Connection:
                 self.room.set()
             elif self.dirty and self.session.sim is not None:
                 self.dirty = False
+                t0 = time.perf_counter()
                 try:
-                    text = encode(self.frames.incremental(self.session, None))
+                    text = self.fit(encode(self.frames.incremental(self.session, None)), None)
                 except Exception as exc:   # noqa: BLE001
                     text = encode(self.internal(None, "while building a play frame", exc))
+                self.frame_cpu += time.perf_counter() - t0   # play's cost, charged to play
             else:
                 self.wake.clear()
                 await self.wake.wait()
@@ -177,7 +195,52 @@ class Connection:
                                                 f"{self.limits.commands_per_second:g} a second "
                                                 f"(ALLOCSCOPE_COMMANDS_PER_SECOND)"))
                 continue
-            self.push(self.answer(text))
+            self.push(await self.answer_async(text))
+
+    async def answer_async(self, text: str) -> dict[str, Any] | str:
+        """As :meth:`answer`, but a ``load`` (building, replaying, opening a link and encoding
+        its full frame) runs off the event loop on a budget (app/offload.py)."""
+        try:
+            rawcheck.check_text(text, self.limits.max_depth, "not a JSON command")
+        except rawcheck.RawError as exc:
+            return error(None, str(exc))
+        self._defer_load = True         # dispatch hands a load back instead of doing it
+        try:
+            answer = self.answer(text)  # (subclasses, e.g. rooms, answer their own ops here)
+        finally:
+            self._defer_load = False
+        if not isinstance(answer, _Deferred):
+            return answer
+        cmd = answer.cmd
+        self.stop_play()
+        self.dirty = False
+        try:
+            return await offload.run(self.limits, "loading this scenario", self._load_off, cmd)
+        except (offload.WorkError, rawcheck.RawError) as exc:
+            return error(cmd.id, str(exc))
+
+    def _load_off(self, cmd: Any) -> dict[str, Any] | str:
+        """In a worker thread: raw size checks, then load, then the frame, encoded here."""
+        if isinstance(cmd.scenario, dict):
+            rawcheck.check_scenario(cmd.scenario, self.limits, cmd.schedule)
+        elif cmd.schedule is not None:
+            rawcheck.check_scenario({}, self.limits, cmd.schedule)
+        answer = self.answer_cmd(cmd)
+        cap = self.limits.max_frame_bytes
+        try:
+            text = offload.bounded_encode(answer, cap)
+        except Exception as exc:   # noqa: BLE001 - e.g. a view value JSON cannot carry
+            return self.internal(cmd.id, "while encoding a frame", exc)
+        return self.fit("x" * (cap + 1) if text is None else text, cmd.id)
+
+    def fit(self, text: str, reply_to: Any) -> str:
+        """The encoded frame, or an error naming the limit when it is over the frame budget."""
+        cap = self.limits.max_frame_bytes
+        if len(text) <= cap:
+            return text
+        return encode(error(reply_to, f"the answer would be a frame of more than {cap} bytes, "
+                                      f"this server's limit (ALLOCSCOPE_MAX_FRAME_BYTES): "
+                                      f"load a smaller scenario"))
 
     def answer(self, text: str) -> dict[str, Any]:
         """Exactly one frame or error for one command; the session survives every error."""
@@ -185,6 +248,10 @@ class Connection:
             cmd = C.parse(text)
         except C.CommandError as exc:
             return error(exc.reply_to, str(exc))
+        return self.answer_cmd(cmd)
+
+    def answer_cmd(self, cmd: Any) -> dict[str, Any]:
+        """The answer to a parsed command (errors become error frames)."""
         try:
             return self.dispatch(cmd)
         except SessionError as exc:
@@ -206,6 +273,9 @@ class Connection:
         op = cmd.op
         if op == "load":
             self.stop_play()
+            if getattr(self, "_defer_load", False):
+                self._defer_load = False
+                return _Deferred(cmd)   # type: ignore[return-value]  # done off the loop
             if cmd.link is not None:
                 ln = resolve_link(cmd.link)
                 s.load(ln["scenario"], cmd.variant or ln.get("variant"),
@@ -218,20 +288,27 @@ class Connection:
             return inspect_frame(s, rid, cmd.proc)
         if s.sim is None:
             raise SessionError("no scenario loaded: send {\"op\": \"load\", ...} first")
+        if op == "history":
+            return history_frame(s, rid, cmd.from_, cmd.to)
         if op == "step":
             s.step()
         elif op == "deliver":
             s.deliver(cmd.event)
         elif op == "fault":
             s.fault(cmd.event)
-        elif op in ("back", "goto", "reset"):
+        elif op in ("back", "goto", "branch"):
+            # time travel answers with a diff like a step (docs/websocket.md, "Branches")
             self.stop_play()
             if op == "back":
                 s.back()
             elif op == "goto":
                 s.goto(cmd.step)
             else:
-                s.reset()
+                s.switch_branch(cmd.branch, cmd.step)
+            return self.frames.incremental(s, rid, jump=True)
+        elif op == "reset":
+            self.stop_play()
+            s.reset()
             return self.frames.full(s, rid)
         elif op == "play":
             s.start_play()
@@ -257,15 +334,21 @@ class Connection:
 
     async def play_loop(self) -> None:
         """Step at ``session.speed`` steps a second until play stops; see the module doc."""
+        try:
+            await self._play()
+        finally:
+            self.governor.leave(self.key)
+
+    async def _play(self) -> None:
         loop = asyncio.get_running_loop()
         s = self.session
         await asyncio.sleep(0)                      # the answer to `play` goes first
         gov = self.governor
         # ``last`` is when the latest step was due; the effective speed is the session's speed
-        # times the governor's factor, read afresh every round (a `speed` command, or load).
-        last = loop.time() - 1.0 / (s.speed * gov.factor)     # the first step is due at once
+        # capped by its fair share of the CPU (app/governor.py), asked afresh every round.
+        last = loop.time() - 1.0 / gov.ask(self.key, s.speed, self.cost)   # first step now
         while s.playing:
-            speed = s.speed * gov.factor
+            speed = gov.ask(self.key, s.speed, self.cost)
             now = loop.time()
             due = int((now - last) * speed)
             if due <= 0:
@@ -273,7 +356,8 @@ class Connection:
                 continue
             if now - last > 1.0 + PLAY_BATCH / speed:  # far behind: drop the debt, do not burst
                 last, due = now - 1.0 / speed, 1
-            start = now
+            start = time.perf_counter()
+            done = 0
             for _ in range(min(due, PLAY_BATCH)):
                 try:
                     r = s.play_step()
@@ -281,6 +365,7 @@ class Connection:
                     self.push(self.internal(None, "during play", exc))
                     return
                 last += 1.0 / speed
+                done += 1
                 if r.status != "ok":
                     try:
                         self.push(self.frames.incremental(s, None, notice=r.notice))
@@ -288,8 +373,11 @@ class Connection:
                         self.push(self.internal(None, "while building a play frame", exc))
                     return
                 self.dirty = True
-                if loop.time() - start > PLAY_SLICE:
+                if time.perf_counter() - start > PLAY_SLICE:
                     break
+            spent = time.perf_counter() - start + self.frame_cpu
+            self.frame_cpu = 0.0
+            self.cost = max(1e-6, 0.7 * self.cost + 0.3 * spent / max(done, 1))
             self.wake.set()
             await asyncio.sleep(0)
 

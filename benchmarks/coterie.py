@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocols.coterie import Coterie  # noqa: E402
 from protocols.coterie.charging import charged_run  # noqa: E402
+from protocols.explorer import SearchOptions, search  # noqa: E402
 from protocols.kernel import Simulator  # noqa: E402
 from protocols.runner import build  # noqa: E402
 from protocols.scenario import parse, resolve  # noqa: E402
@@ -45,36 +45,11 @@ def rows(sid: str) -> dict[str, Any]:
 
 
 def bfs(sc: Any, variant: str, limit: int, proto: Any = None) -> tuple[str, int, int]:
-    """Breadth-first over every interleaving; (result, states, counterexample length)."""
+    """Breadth-first over every interleaving (the explorer's engine, no reductions);
+    (result, states, counterexample length)."""
     sim = Simulator(proto, sc, variant) if proto is not None else build(sc, variant)
-    start = sim.state()
-    depth = {start.key(): 0}
-    todo = deque([start])
-    while todo:
-        st = todo.popleft()
-        sim.restore(st)
-        evs = sim.enabled()
-        d = depth[st.key()]
-        if sim.waiting and not any(e.progress for e in evs):
-            return "deadlock", len(depth), d
-        for eid in [e.id for e in evs]:
-            sim.restore(st)
-            del sim.trace[:], sim.narrations[:]
-            sim.step_no = 0
-            sim.monitors.findings.clear()
-            sim.monitors._bad = frozenset()
-            sim.step(eid)
-            nxt = sim.state()
-            k = nxt.key()
-            if k in depth:
-                continue
-            depth[k] = d + 1
-            if any(f.kind == "violation" for f in sim.monitors.findings.values()):
-                return "violation", len(depth), d + 1
-            if len(depth) > limit:
-                return "limit", len(depth), 0
-            todo.append(nxt)
-    return "ok", len(depth), 0
+    res = search(sim, SearchOptions(max_states=limit))
+    return res.result, res.states, len(res.schedule or [])
 
 
 def instance(reqs: list[int], single: bool) -> Any:
@@ -121,7 +96,7 @@ def ablate() -> None:
     print("| repair dropped | instance | result | states | counterexample steps |")
     print("|---|---|---|---|---|")
     for r in ("R1", "R2", "R3"):
-        proto = type(f"CoterieWithout{r}", (Coterie,), {"repairs": Coterie.repairs - {r}})()
+        proto = type(f"CoterieWithout{r}", (Coterie,), {"ablated": frozenset({r})})()
         for reqs in ([1, 1, 1], [1, 1, 2], [1, 2, 2]):
             res, n, d = bfs(instance(reqs, True), "full", 10**6, proto)
             print(f"| {r} | Q = {{u2}}, requests {reqs} | {res} | {n} | {d or '—'} |", flush=True)

@@ -18,8 +18,8 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from collections import deque
 
+from protocols.explorer import SearchOptions, search  # noqa: E402
 from protocols.kernel import make_scheduler
 from protocols.kout_tree.legitimacy import counts, expected, report, safety, track
 from protocols.runner import build
@@ -120,34 +120,24 @@ def exhaustive(variant: str, sc, limit: int, timeouts: bool = False) -> tuple[in
     """Breadth-first over every interleaving, faults excluded; with ``timeouts`` the root's
     TimeOut is explored whenever fewer than two controllers are in flight (more duplicates
     would make the state space infinite)."""
-    sim = build(sc, variant)
-    start = sim.state()
-    seen = {start.key()}
-    todo = deque([start])
-    while todo:
-        st = todo.popleft()
-        sim.restore(st)
-        bad = safety(sim)
-        if bad:
-            return len(seen), f"unsafe: {bad[0]}"
-        if counts(sim) != expected(sim.config):
-            return len(seen), "token count changed"
-        ctrls = sum(1 for m in sim.inflight.values() if m.kind == "ctrl")
-        evs = [e for e in sim.enabled() if e.kind != "fault"
-               and (e.kind != "timeout" or (timeouts and ctrls < 2))]
-        if not evs:
-            return len(seen), "stuck"
-        for e in evs:
-            sim.restore(st)
-            sim.step(e.id)
-            nxt = sim.state()
-            k = nxt.key()
-            if k not in seen:
-                if len(seen) >= limit:
-                    return len(seen), "state limit reached, no violation or stuck state so far"
-                seen.add(k)
-                todo.append(nxt)
-    return len(seen), "ok"
+    def bad(sim) -> str | None:
+        unsafe = safety(sim)
+        if unsafe:
+            return f"unsafe: {unsafe[0]}"
+        return "token count changed" if counts(sim) != expected(sim.config) else None
+
+    def explored(sim, e) -> bool:
+        if e.kind == "fault":
+            return False
+        return e.kind != "timeout" or (timeouts and sum(
+            1 for m in sim.inflight.values() if m.kind == "ctrl") < 2)
+
+    res = search(build(sc, variant), SearchOptions(
+        max_states=limit, violations=False, deadlocks=False, events=explored, goal=bad,
+        final=lambda _sim: "stuck"))
+    if res.result == "limit":
+        return res.states, "state limit reached, no violation or stuck state so far"
+    return res.states, res.text if res.result in ("goal", "final") else res.result
 
 
 def main() -> None:

@@ -18,12 +18,11 @@ import argparse
 import dataclasses
 import statistics
 import sys
-import time
-from collections import deque
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from protocols.explorer import SearchOptions, search  # noqa: E402
 from protocols.kernel import make_scheduler  # noqa: E402
 from protocols.runner import build, drive  # noqa: E402
 from protocols.scenario import parse  # noqa: E402
@@ -140,29 +139,12 @@ def exhaustive(variant: str, budget_s: float) -> str:
                 "workload": {"tasks": [{"id": "T1", "agent": "A1", "interest": ["P1"]},
                                        {"id": "T2", "agent": "A2", "interest": ["P1"]}]},
                 "params": {"gamma": 1}})
-    sim = build(sc, variant)
-    start = sim.state()
-    seen = {_key(start)}
-    todo = deque([start])
-    stuck = 0
-    t0 = time.monotonic()
-    while todo and time.monotonic() - t0 < budget_s:
-        s = todo.popleft()
-        sim.restore(s)
-        evs = [e.id for e in sim.enabled()]
-        if not evs and not sim.protocol.served_all(sim):
-            stuck += 1
-        for eid in evs:
-            sim.restore(s)
-            sim.step(eid)
-            n = sim.state()
-            k = _key(n)
-            if k not in seen:
-                seen.add(k)
-                todo.append(n)
-    done = "complete" if not todo else f"unfinished ({len(todo)} open)"
-    return (f"| {variant} | {len(seen)} | {stuck} | {done} | "
-            f"{time.monotonic() - t0:.0f} s |")
+    res = search(build(sc, variant),
+                 SearchOptions(max_states=10**8, key=_key, violations=False, deadlocks=False,
+                               final=lambda v: None if v.protocol.served_all(v) else "stuck",
+                               stop_at_first=False, max_seconds=budget_s))
+    done = "complete" if res.complete else f"unfinished ({res.result})"
+    return f"| {variant} | {res.states} | {res.finals} | {done} | {res.seconds:.0f} s |"
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ PROTOCOLS: dict[str, str] = {
     "kout_tree": "protocols.kout_tree:KoutTree",
     "coterie": "protocols.coterie:Coterie",
     "task_game": "protocols.task_game:TaskGame",
+    "ricart_agrawala": "protocols.ricart_agrawala:RicartAgrawala",
 }
 
 

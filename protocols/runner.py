@@ -7,58 +7,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import registry
-from .kernel import SimError, Simulator, make_scheduler
+from . import service
+from .kernel import Simulator
 from .kernel.schedulers import Scheduler
-from .scenario import Expect, Scenario, ScenarioError
+from .scenario import Expect, Scenario
 
 
 def build(scenario: Scenario, variant: str | None = None) -> Simulator:
     """A simulator at step 0 of ``scenario`` (``variant`` overrides the file's)."""
-    proto = registry.get(scenario.protocol)
-    v = variant or scenario.variant or proto.default_variant
-    if v not in proto.variants:
-        raise ScenarioError(f"variant {v!r} is not one of {proto.id}'s variants: "
-                            f"{', '.join(proto.variants)}")
-    try:
-        return Simulator(proto, scenario, v)
-    except (SimError, KeyError) as exc:
-        raise ScenarioError(f"scenario {scenario.id}: {exc}") from None
+    return service.build(scenario, variant)
 
 
 def scheduler_for(scenario: Scenario, variant: str, kind: str | None = None,
                   seed: int | None = None) -> Scheduler:
-    spec = scenario.scheduler
-    k = kind or spec.kind
-    s = spec.seed if seed is None else seed
-    then = spec.then if k == "scripted" else None
-    if k == "scripted" and then is None and not scenario.schedule_for(variant):
-        then = "oldest"
-    return make_scheduler(k, s, scenario.schedule_for(variant), then, scenario.faults.rate)
+    return service.scheduler_for(scenario, variant, kind, seed)
 
 
 def drive(sim: Simulator, sched: Scheduler, max_steps: int) -> None:
     """Step until nothing is chosen, a monitor fires, the budget ends, or (for protocols whose
-    tokens never stop) everyone has been served."""
-    proto = sim.protocol
-    mon = sim.monitors
-    while sim.step_no < max_steps:
-        eid = sched.choose(sim)
-        if eid is None:
-            break
-        before = len(mon.findings)
-        sim.step(eid)
-        if len(mon.findings) > before:
-            break
-        if proto.quiescent_ok(sim) and proto.served_all(sim):
-            break
+    tokens never stop) everyone has been served (protocols/service.py has the stop rules)."""
+    service.drive(sim, sched, max_steps)
 
 
 def report(sim: Simulator, scenario: Scenario) -> dict[str, Any]:
     mon = sim.monitors
-    dl = mon.first("deadlock")
-    ll = mon.first("livelock")
-    viol = mon.violations()
+    found = service.findings(sim)
     served = sim.protocol.served_all(sim)
     metrics = mon.metrics()
     out: dict[str, Any] = {
@@ -69,9 +42,7 @@ def report(sim: Simulator, scenario: Scenario) -> dict[str, Any]:
         "state_hash": sim.state_hash(),
         "cs_entries": mon.cs_entries,
         "messages": metrics["messages"],
-        "violations": [{"step": f.step, "text": f.text} for f in viol],
-        "deadlock": {"step": dl.step, "cycle": dl.cycle, "text": dl.text} if dl else None,
-        "livelock": {"step": ll.step, "period": ll.period, "text": ll.text} if ll else None,
+        **found,
         "served_all": served,
         "metrics": metrics,
     }
@@ -93,10 +64,9 @@ def outcome(result: dict[str, Any]) -> str:
 def run(scenario: Scenario, variant: str | None = None, steps: int | None = None,
         scheduler: str | None = None, seed: int | None = None) -> dict[str, Any]:
     """Run a scenario to its end and report; SimError/ScenarioError on bad input."""
-    sim = build(scenario, variant)
-    sched = scheduler_for(scenario, sim.variant, scheduler, seed)
-    drive(sim, sched, steps if steps is not None else scenario.steps)
-    return report(sim, scenario)
+    r = service.Run(scenario, variant, scheduler, seed, steps)
+    r.drive()
+    return report(r.sim, scenario)
 
 
 def mismatches(result: dict[str, Any], expect: Expect | None) -> list[str]:

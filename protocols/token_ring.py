@@ -13,9 +13,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import networkx as nx
+from pydantic import Field
 
-from .kernel import ENV, Action, Ctx, Guard, Message, Protocol, Setup
-from .scenario import ScenarioError
+from .kernel import ENV, Ctx, Message, Setup
+from .kernel.rules import RuleProtocol, receive, rule
+from .kernel.variants import Feature, table
+from .scenario import Empty, ScenarioError, Section, check_fields, whole
+from .scenario import Fields as ScenarioFields
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +31,22 @@ class Proc:
     requests_left: int = 0
 
 
+class Params(Section):
+    """``params`` of a token ring scenario."""
+
+    n: whole(2, 10_000, "how many processes stand on the ring") = 5
+    requests: whole(0, 1_000_000, "critical-section requests per process") = 1
+    lossy: str | None = Field(None, max_length=40,
+                              description="variant lossy: the process that loses the token")
+    note: str = Field("", description="free text for the reader; not run")
+
+
+class Fields(ScenarioFields):
+    params: Params = Field(default_factory=Params)
+    topology: Empty = Field(default_factory=Empty)
+    workload: Empty = Field(default_factory=Empty)
+
+
 @dataclass(frozen=True)
 class Config:
     pids: tuple[str, ...]
@@ -35,25 +55,29 @@ class Config:
     lossy: str | None
 
 
-class TokenRing(Protocol):
+class TokenRing(RuleProtocol):
     id = "token_ring"
     title = "Token ring (teaching example)"
-    variants = ("reliable", "lossy")
-    default_variant = "reliable"
+    variant_table = table(
+        features=(Feature("lossy", "one process forgets to pass the token on after its "
+                          "critical section, so everyone else waits for ever", "", "ablation"),),
+        variants={"reliable": (), "lossy": ("lossy",)}, default="reliable")
     channels = "fifo"
     view_kind = "ring"
+    # A fixed glyph, colour and short label per message type (distinct pairs; the label is
+    # always drawn too, so colour never carries the meaning alone): read by the viewer.
+    message_styles = {
+        "Token": ("star", "#000000", "Token"),
+    }
     fault_kinds = ("drop", "duplicate", "crash", "corrupt")
 
+    scenario_model = Fields
+
     def setup(self, scenario: Any, variant: str) -> Setup:
-        p = scenario.params
-        n = p.get("n", 5)
-        reqs = p.get("requests", 1)
-        if not isinstance(n, int) or isinstance(n, bool) or not 2 <= n <= 10_000:
-            raise ScenarioError("scenario.params.n: must be a whole number from 2 to 10000")
-        if not isinstance(reqs, int) or isinstance(reqs, bool) or not 0 <= reqs <= 1_000_000:
-            raise ScenarioError("scenario.params.requests: must be a whole number from 0 to 10^6")
+        p = check_fields(scenario).params
+        n, reqs = p.n, p.requests
         pids = tuple(f"p{i}" for i in range(n))
-        lossy = p.get("lossy", pids[-1]) if variant == "lossy" else None
+        lossy = (p.lossy or pids[-1]) if self.has(variant, "lossy") else None
         if lossy is not None and lossy not in pids:
             raise ScenarioError(f"scenario.params.lossy: no process {lossy!r}")
         nxt = {q: pids[(i + 1) % n] for i, q in enumerate(pids)}
@@ -63,31 +87,21 @@ class TokenRing(Protocol):
         return Setup(pids, states, Config(pids, nxt, prv, lossy),
                      messages=((pids[-1], pids[0], "Token", None),), capacity={"cs": 1})
 
-    # ---- guarded actions ------------------------------------------------------------------
-    def actions(self, config: Config, pid: str, s: Proc) -> list[Action]:
-        if s.phase == "idle" and s.requests_left > 0:
-            return [Action(ENV, "request", f"{pid} requests the critical section", progress=False)]
-        if s.phase == "in_cs":
-            return [Action(ENV, "release", f"{pid} leaves its critical section")]
-        return []
-
-    def guards(self, config: Config, pid: str, s: Proc) -> list[Guard]:
-        prev = config.prev[pid]
-        return [
-            Guard("request", s.phase == "idle" and s.requests_left > 0,
-                  waiting_for="" if s.requests_left else "no requests left"),
-            Guard("enter (on Token)", s.phase == "wanting" and s.token,
-                  waiting_for=f"the Token from {prev}" if s.phase == "wanting" else "a request"),
-            Guard("release", s.phase == "in_cs", waiting_for="being in the critical section"),
-        ]
-
-    def do_request(self, ctx: Ctx, pid: str, _arg: str) -> None:
+    # ---- the rules table: one row per guarded block ---------------------------------------
+    @rule(ENV, title="request", progress=False,
+          when=lambda cfg, pid, s: s.phase == "idle" and s.requests_left > 0,
+          waits=lambda cfg, pid, s: "being idle" if s.requests_left else "no requests left",
+          label=lambda cfg, pid, s: f"{pid} requests the critical section")
+    def request(self, ctx: Ctx, pid: str, _arg: str) -> None:
         s = ctx.get(pid)
         ctx.put(pid, replace(s, phase="wanting", requests_left=s.requests_left - 1))
         ctx.request(pid)
         ctx.say(f"{pid} wants the critical section and waits for the token", pid)
 
-    def do_release(self, ctx: Ctx, pid: str, _arg: str) -> None:
+    @rule(ENV, title="release", when=lambda cfg, pid, s: s.phase == "in_cs",
+          waits="being in the critical section",
+          label=lambda cfg, pid, s: f"{pid} leaves its critical section")
+    def release(self, ctx: Ctx, pid: str, _arg: str) -> None:
         ctx.exit_cs(pid)
         if pid == ctx.config.lossy:
             ctx.put(pid, replace(ctx.get(pid), phase="idle", token=False))
@@ -98,18 +112,23 @@ class TokenRing(Protocol):
         ctx.send(pid, nxt, "Token")
         ctx.say(f"{pid} leaves its critical section and passes the token to {nxt}", pid)
 
-    # ---- messages -------------------------------------------------------------------------
-    def on_Token(self, ctx: Ctx, msg: Message) -> None:
+    @receive("Token", title="enter (on Token)",
+             when=lambda cfg, pid, s, msg: s.phase == "wanting" and not s.token,
+             waits=lambda cfg, pid, s: f"the Token from {cfg.prev[pid]}"
+             if s.phase == "wanting" else "a request")
+    def enter(self, ctx: Ctx, msg: Message) -> None:
         pid = msg.dst
-        s = ctx.get(pid)
-        if s.phase == "wanting" and not s.token:
-            ctx.put(pid, replace(s, phase="in_cs", token=True))
-            ctx.enter_cs(pid, ("cs",))
-            ctx.say(f"{pid} receives the token and enters its critical section", pid)
-        else:
-            nxt = ctx.config.next[pid]
-            ctx.send(pid, nxt, "Token")
-            ctx.say(f"{pid} does not need the token and passes it to {nxt}", pid)
+        ctx.put(pid, replace(ctx.get(pid), phase="in_cs", token=True))
+        ctx.enter_cs(pid, ("cs",))
+        ctx.say(f"{pid} receives the token and enters its critical section", pid)
+
+    @receive("Token", title="pass on (on Token)",
+             waits=lambda cfg, pid, s: f"the Token from {cfg.prev[pid]}")
+    def pass_on(self, ctx: Ctx, msg: Message) -> None:
+        pid = msg.dst
+        nxt = ctx.config.next[pid]
+        ctx.send(pid, nxt, "Token")
+        ctx.say(f"{pid} does not need the token and passes it to {nxt}", pid)
 
     # ---- monitors and views ---------------------------------------------------------------
     def wait_for(self, sim: Any) -> nx.DiGraph:

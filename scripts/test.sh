@@ -4,11 +4,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ ! -x /usr/bin/chromium ]; then
+# Debian packages the tests start themselves: chromium (browser tests) and redis-server (rooms
+# across workers; the tests run their own on a free loopback port and stop it after).
+MISSING=""
+[ -x /usr/bin/chromium ] || MISSING="$MISSING chromium"
+command -v redis-server >/dev/null 2>&1 || MISSING="$MISSING redis-server"
+if [ -n "$MISSING" ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $MISSING >/dev/null
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv

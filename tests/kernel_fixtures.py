@@ -62,6 +62,73 @@ class PingPong(Protocol):
         ctx.put(msg.dst, replace(s, received=s.received + (1,)))
 
 
+@dataclass(frozen=True, slots=True)
+class Phase:
+    phase: str = "idle"     # client: idle | waiting | in_cs | releasing | done; server: ready
+
+
+class AfterCS(Protocol):
+    """A client c that, after its critical section, tells the server s ``End`` and waits for an
+    ``EndACK`` (Datta et al.'s client does the same). s grants at once and answers ``End``:
+    ``acks``: with the EndACK; ``lost``: never (c is stuck after its critical section: a
+    deadlock nobody *waiting* shows); ``later``: with ``Later``, and c repeats its End
+    forever (a livelock). c declares the after-CS phase through ``unfinished``."""
+
+    id = "test_aftercs"
+    variants = ("acks", "lost", "later")
+    default_variant = "acks"
+    channels = "fifo"
+
+    def setup(self, scenario: Any, variant: str) -> Setup:
+        return Setup(("c", "s"), (Phase(), Phase("ready")), config=variant, capacity={"R": 1})
+
+    def actions(self, config: Any, pid: str, s: Phase) -> list[Action]:
+        if pid == "c" and s.phase == "idle":
+            return [Action(ENV, "request", progress=False)]
+        if pid == "c" and s.phase == "in_cs":
+            return [Action(ENV, "release")]
+        return []
+
+    def unfinished(self, config: Any, pid: str, state: Phase) -> bool:
+        return state.phase == "releasing"
+
+    def do_request(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        ctx.put(pid, Phase("waiting"))
+        ctx.request(pid)
+        ctx.send("c", "s", "Ask")
+
+    def on_Ask(self, ctx: Ctx, msg: Message) -> None:
+        ctx.send("s", "c", "Grant")
+
+    def on_Grant(self, ctx: Ctx, msg: Message) -> None:
+        ctx.put("c", Phase("in_cs"))
+        ctx.enter_cs("c", ("R",))
+
+    def do_release(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        ctx.exit_cs(pid)
+        ctx.put(pid, Phase("releasing"))
+        ctx.send("c", "s", "End")
+
+    def on_End(self, ctx: Ctx, msg: Message) -> None:
+        if ctx.config == "acks":
+            ctx.send("s", "c", "EndACK")
+        elif ctx.config == "later":
+            ctx.send("s", "c", "Later")
+
+    def on_Later(self, ctx: Ctx, msg: Message) -> None:
+        ctx.send("c", "s", "End")
+
+    def on_EndACK(self, ctx: Ctx, msg: Message) -> None:
+        ctx.put("c", Phase("done"))
+
+
+class AfterCSUndeclared(AfterCS):
+    """The same client without the hook: what the monitors and the explorer saw before it."""
+
+    def unfinished(self, config: Any, pid: str, state: Phase) -> bool:
+        return Protocol.unfinished(self, config, pid, state)
+
+
 def scenario(**kw: Any) -> SimpleNamespace:
     base = dict(id="t", params={}, topology={}, workload={}, channels=None, faults=None,
                 variant=None)

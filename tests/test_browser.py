@@ -226,7 +226,7 @@ def test_inspector_spacetime_and_narration(page: Any, live_server: str, screensh
     # the inspector: every guard with its truth value, every variable
     page.click('#view .layer.nodes > g[data-id="p1"]')
     page.wait_for_selector("#inspector .guard")
-    assert page.text_content("#inspector h3").startswith("p1")
+    assert page.text_content("#inspector h2").startswith("p1")
     assert page.locator("#inspector .vars tr").count() >= 3
     assert page.locator("#inspector .guard.blocked").count() + page.locator("#inspector .guard.holds").count() == 3
     page.screenshot(path=str(screenshots / "token-ring-inspector.png"))
@@ -318,6 +318,12 @@ def test_fault_buttons_and_metrics(page: Any, live_server: str, screenshots: Pat
     after = state(page)
     assert after["event"] == "f:drop:m0" and after["messages"] == 0 == after["drawnMessages"]
     page.keyboard.press("ArrowLeft")
+    wait_step(page, 0)
+    # the drop forked a branch (→ would redo it): back to the recorded run, kept on branch 0
+    assert page.is_visible("#branchbar")
+    page.select_option("#branch-pick", "0")
+    page.wait_for_function("() => window.allocscope.model.branch === 0")
+    page.keyboard.press("Home")
     wait_step(page, 0)
     for k in range(1, 9):
         page.keyboard.press("ArrowRight")
@@ -425,7 +431,7 @@ def test_corrupt_picker_lists_the_nodes_corruptions(page: Any, live_server: str,
     labels = choices.evaluate_all("bs => bs.map(b => b.textContent)")
     assert all(t.startswith("p0.") and " := " in t for t in labels)
     assert not any("None" in t or "True" in t or "False" in t for t in labels)   # ⊥, true, false
-    assert picker.locator("h3").text_content() == "Corrupt a variable of p0"
+    assert picker.locator("h2").text_content() == "Corrupt a variable of p0"
     assert page.evaluate("() => document.activeElement.classList.contains('corrupt-choice')")
     page.screenshot(path=str(screenshots / "kout-corrupt-picker.png"))
 
@@ -434,7 +440,7 @@ def test_corrupt_picker_lists_the_nodes_corruptions(page: Any, live_server: str,
     picker.wait_for(state="hidden")
     assert page.evaluate("() => window.allocscope.ui.armed") is None
     open_on("p1")
-    assert page.text_content("#corrupt-picker h3") == "Corrupt a variable of p1"
+    assert page.text_content("#corrupt-picker h2") == "Corrupt a variable of p1"
     picker.locator("button.corrupt-cancel").click()
     picker.wait_for(state="hidden")
     page.wait_for_timeout(300)

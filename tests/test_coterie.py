@@ -4,14 +4,13 @@ gallery and the view contract."""
 
 from __future__ import annotations
 
-from collections import deque
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocols.coterie import quorums as qm
 from protocols.coterie.structure import SharingStructure, from_topology, random_structure
+from protocols.explorer import SearchOptions, search
 from protocols.runner import build, mismatches, run
 from protocols.scenario import ScenarioError, parse, resolve
 
@@ -141,44 +140,11 @@ def test_full_is_safe_and_serves_every_request(n, m, topo_seed, sched_seed, stra
 
 
 def bfs(sc, variant: str, limit: int = 50_000) -> tuple[str, list[str]]:
-    """Every interleaving of ``sc`` breadth-first, deduplicated on State.key(): 'ok', or the first
-    violation / deadlock with the schedule that reaches it ('limit' past ``limit`` states)."""
-    sim = build(sc, variant)
-    start = sim.state()
-    parent: dict = {start.key(): None}
-
-    def schedule(key) -> list[str]:
-        out = []
-        while parent[key] is not None:
-            key, eid = parent[key]
-            out.append(eid)
-        return out[::-1]
-
-    todo = deque([start])
-    while todo:
-        st_ = todo.popleft()
-        sim.restore(st_)
-        evs = sim.enabled()
-        if sim.waiting and not any(e.progress for e in evs):
-            return "deadlock", schedule(st_.key())
-        for eid in [e.id for e in evs]:
-            sim.restore(st_)
-            del sim.trace[:], sim.narrations[:]          # keep the timeline from growing
-            sim.step_no = 0
-            sim.monitors.findings.clear()
-            sim.monitors._bad = frozenset()
-            sim.step(eid)
-            nxt = sim.state()
-            key = nxt.key()
-            if key in parent:
-                continue
-            parent[key] = (st_.key(), eid)
-            if any(f.kind == "violation" for f in sim.monitors.findings.values()):
-                return "violation", schedule(key)
-            if len(parent) > limit:
-                return "limit", []
-            todo.append(nxt)
-    return "ok", []
+    """Every interleaving of ``sc`` breadth-first (the explorer's engine, no reductions): 'ok',
+    or the first violation / deadlock with the schedule that reaches it ('limit' past
+    ``limit`` states)."""
+    res = search(build(sc, variant), SearchOptions(max_states=limit))
+    return res.result, res.schedule or []
 
 
 def preemption_instance(requests: list[int]):
@@ -199,7 +165,7 @@ def test_full_passes_exhaustive_search_of_the_preemption_instance(requests):
 ])
 def test_each_repair_is_needed(repair, requests, found, monkeypatch):
     from protocols.coterie import Coterie
-    monkeypatch.setattr(Coterie, "repairs", Coterie.repairs - {repair})
+    monkeypatch.setattr(Coterie, "ablated", frozenset({repair}))
     assert bfs(preemption_instance(requests), "full")[0] == found
 
 
@@ -249,17 +215,18 @@ def test_disjoint_processes_never_exchange_a_message(variant):
     sc = resolve("coterie-disjoint")
     sim = build(sc, variant)
     left, right = {"u1", "u2"}, {"u3", "u4"}
-    from protocols.runner import drive, scheduler_for
+    from protocols.runner import scheduler_for
     crossed = []
-    orig = sim._send
-
-    def spy(src, dst, kind, body=None):
-        if (src in left) != (dst in left) and {src, dst} <= left | right:
-            crossed.append((src, dst, kind))
-        return orig(src, dst, kind, body)
-
-    sim._send = spy
-    drive(sim, scheduler_for(sc, variant), sc.steps)
+    sched = scheduler_for(sc, variant)
+    while sim.step_no < sc.steps and not sim.monitors.findings:
+        eid = sched.choose(sim)
+        if eid is None:
+            break
+        before = sim.next_seq
+        sim.step(eid)
+        for m in (sim.inflight.get(seq) for seq in range(before, sim.next_seq)):
+            if m and (m.src in left) != (m.dst in left) and {m.src, m.dst} <= left | right:
+                crossed.append((m.src, m.dst, m.kind))
     assert sim.protocol.served_all(sim) and crossed == []
 
 

@@ -15,12 +15,13 @@ from hypothesis import strategies as st
 from app.cli import main
 from protocols.explorer import check
 from protocols.explorer.check import explore
-from protocols.explorer.driver import Driver
 from protocols.explorer.keys import plain_key
-from protocols.kernel import Simulator
+from protocols.kernel import Simulator, Transitions
 from protocols.runner import build
 from protocols.scenario import ScenarioError, parse, resolve
 from tests.explorer_fixtures import AskLoop
+from tests.kernel_fixtures import AfterCS, AfterCSUndeclared
+from tests.kernel_fixtures import scenario as bare_scenario
 
 KEYS = {"result", "states", "seconds", "counterexample", "link"}
 
@@ -169,11 +170,12 @@ def test_progress_callback_and_cancellation():
 @settings(max_examples=15, deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=7), min_size=1, max_size=25))
 def test_fast_restore_gives_the_same_successors_as_restore(picks):
-    """The driver's copy-based restore must agree with ``Simulator.restore``."""
+    """The lean, copy-based transitions must agree with ``Simulator.restore`` and the full
+    after-step."""
     sc = ring(3, 2, "lossy", faults={"drop": True, "duplicate": True})
-    fast, slow = Driver(build(sc), fast=True), Driver(build(sc), fast=False)
+    fast, slow = Transitions(build(sc), fast=True), Transitions(build(sc), fast=False)
     assert fast.fast
-    st_ = fast.sim.state()
+    st_ = fast.initial
     for p in picks:
         fast.load(st_)
         slow.load(st_)
@@ -320,3 +322,34 @@ def test_lossy_ring_deadlock_length_is_minimal_by_brute_force(n, requests, lossy
     assert res["result"] == "deadlock" and res["counterexample"]["confirmed_by_monitor"]
     length = res["counterexample"]["length"]
     assert not deadlocks_within(sc, None, length - 1)
+
+
+# ---------------------------------------------------------------- recorded answers (issue 15)
+from tests.golden import explorer_record as _rec  # noqa: E402
+
+_RECORDED = json.loads(_rec.FILE.read_text())
+
+
+@pytest.mark.parametrize("key", sorted(_RECORDED))
+def test_explorer_matches_recorded_answers(key: str) -> None:
+    """Result, state count, stop reason and counterexample of every gallery scenario x variant,
+    with the default reductions and without any, equal what main answered before the kernel
+    split (tests/golden/explorer_record.py)."""
+    sid, variant, mode = key.split("/")
+    assert _rec.answer(sid, variant, mode) == _RECORDED[key]
+
+
+@pytest.mark.parametrize("variant,found,length", [("lost", "deadlock", 5), ("later", "livelock", 0),
+                                                  ("acks", "ok", 0)])
+def test_a_process_stuck_after_its_critical_section_is_found(variant, found, length):
+    """Issue 14's blind spot: the explorer counts every unfinished process (the protocol's
+    ``unfinished`` hook), so a client waiting for an EndACK after its critical section makes
+    a deadlock, and one sent ``Later`` forever a livelock; without the hook both pass."""
+    sc = bare_scenario()
+    res = explore(Simulator(AfterCS(), sc, variant), sc)
+    assert res["result"] == found
+    if found == "deadlock":
+        assert res["counterexample"]["length"] == length
+        assert res["counterexample"]["confirmed_by_monitor"]
+    blind = explore(Simulator(AfterCSUndeclared(), sc, variant), sc)
+    assert blind["result"] == "ok"

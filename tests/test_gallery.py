@@ -23,3 +23,23 @@ def test_gallery_outcome_matches_expect(sid, variant):
 def test_every_gallery_scenario_says_what_it_teaches():
     for sc in gallery().values():
         assert sc.title and sc.teaches, sc.id
+
+
+def test_each_protocol_declares_a_distinct_style_for_every_message_type_it_sends() -> None:
+    """Issue 17 item 2: a fixed glyph + colour + short label per message type, distinct within
+    the protocol, for every type the gallery's runs send (so styles never depend on the order
+    types appear in, nor collide)."""
+    from protocols import registry
+    from protocols.runner import build, drive, scheduler_for
+    sent: dict[str, set[str]] = {}
+    for sc in gallery().values():
+        sim = build(sc, None)
+        drive(sim, scheduler_for(sc, sim.variant), min(sc.steps, 400))
+        sent.setdefault(sc.protocol, set()).update(sim.monitors.metrics()["messages_by_type"])
+    for pid, types in sent.items():
+        styles = registry.get(pid).message_styles
+        assert types <= set(styles), f"{pid}: no style for {sorted(types - set(styles))}"
+        pairs = [(g, c) for g, c, _ in styles.values()]
+        assert len(set(pairs)) == len(pairs), f"{pid}: two message types share glyph and colour"
+        shorts = [s for _, _, s in styles.values()]
+        assert len(set(shorts)) == len(shorts) and all(0 < len(s) <= 10 for s in shorts)

@@ -203,24 +203,12 @@ def test_a_dropped_token_is_recreated(seed):
 
 def _bfs_counterexample(variant, sc, limit):
     """The shortest schedule (timeouts and faults excluded) to a state with wrong token counts."""
-    from collections import deque
-    sim = build(sc, variant)
-    start = sim.state()
-    parent = {start.key(): None}
-    todo = deque([(start, ())])
-    while todo and len(parent) < limit:
-        st, path = todo.popleft()
-        sim.restore(st)
-        if counts(sim) != expected(sim.config):
-            return list(path)
-        for e in [e for e in sim.enabled() if e.kind not in ("timeout", "fault")]:
-            sim.restore(st)
-            sim.step(e.id)
-            nxt = sim.state()
-            if nxt.key() not in parent:
-                parent[nxt.key()] = st.key()
-                todo.append((nxt, (*path, e.id)))
-    return None
+    from protocols.explorer import SearchOptions, search
+    res = search(build(sc, variant), SearchOptions(
+        max_states=limit, violations=False, deadlocks=False,
+        events=lambda _sim, e: e.kind not in ("timeout", "fault"),
+        goal=lambda sim: "token count" if counts(sim) != expected(sim.config) else None))
+    return res.schedule if res.result == "goal" else None
 
 
 def test_as_printed_root_creates_a_second_priority_token_from_a_clean_start():

@@ -5,13 +5,12 @@ under every schedule of small instances (a small breadth-first search written he
 from __future__ import annotations
 
 import dataclasses
-import time
-from collections import deque
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from protocols.explorer import SearchOptions, search
 from protocols.kernel import make_scheduler
 from protocols.runner import build, drive, run, scheduler_for
 from protocols.scenario import ScenarioError, parse, resolve
@@ -166,30 +165,20 @@ def _key(state):
 
 
 def every_schedule(sim, budget_s: float = 20.0) -> tuple[int, list]:
-    """Breadth-first search of every schedule from the current state: returns the number of
-    states and the final states in which some created, non-crashed task never executed."""
-    start = sim.state()
-    seen = {_key(start)}
-    todo = deque([start])
-    stuck = []
-    t0 = time.monotonic()
-    while todo:
-        assert time.monotonic() - t0 < budget_s, f"search unfinished after {len(seen)} states"
-        st_ = todo.popleft()
-        sim.restore(st_)
-        evs = [e.id for e in sim.enabled()]
-        if not evs and not sim.protocol.served_all(sim):
-            stuck.append(st_)
-        for eid in evs:
-            sim.restore(st_)
-            sim.step(eid)
-            _check_step(sim)
-            nxt = sim.state()
-            k = _key(nxt)
-            if k not in seen:
-                seen.add(k)
-                todo.append(nxt)
-    return len(seen), stuck
+    """Breadth-first search of every schedule from the current state (the explorer's engine,
+    with clocks taken relative): returns the number of states and the schedule to the first
+    final state in which some created, non-crashed task never executed (or [])."""
+    def check(view) -> None:
+        _check_step(view)
+
+    def unserved(view) -> str | None:
+        return None if view.protocol.served_all(view) else "a task never executed"
+
+    res = search(sim, SearchOptions(max_states=10**7, key=_key, violations=False,
+                                    deadlocks=False, goal=check, final=unserved,
+                                    stop_at_first=False, max_seconds=budget_s))
+    assert res.complete, f"search unfinished after {res.states} states"
+    return res.states, [res.findings["final"][1]] if res.finals else []
 
 
 SMALL = {"id": "small", "title": "small", "protocol": "task_game",

@@ -16,24 +16,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..runner import build, scheduler_for
+from ..kernel import Simulator
+from ..service import Run, StepInfo
 
 
 def charged_run(sc: Any, variant: str = "full", kind: str | None = None,
                 seed: int | None = None) -> tuple[dict, Any]:
     """Run ``sc`` and charge every message to a request: {(pid, stamp): {kind: count}}."""
-    sim = build(sc, variant)
-    sched = scheduler_for(sc, sim.variant, kind, seed)
+    run = Run(sc, variant, kind, seed)
     charges: dict[tuple, dict[str, int]] = {}
     cause: dict[tuple[str, str], tuple] = {}      # (member, preempted) -> preempting request
-    while sim.step_no < sc.steps:
-        eid = sched.choose(sim)
-        if eid is None:
-            break
-        ev = sim.event(eid)
-        first = sim.next_seq
-        sim.step(eid)
-        for seq in range(first, sim.next_seq):
+
+    def charge(sim: Simulator, info: StepInfo) -> None:
+        ev = info.event
+        for seq in range(info.first_seq, sim.next_seq):
             m = sim.inflight.get(seq)
             if m is None:
                 continue
@@ -50,6 +46,7 @@ def charged_run(sc: Any, variant: str = "full", kind: str | None = None,
                 req = cause[(m.dst, m.src)]
             c = charges.setdefault(req, {})
             c[m.kind] = c.get(m.kind, 0) + 1
-        if sim.monitors.findings:
-            break
+
+    run.drive(charge)     # stops where `allocscope run` stops (a monitor firing, the budget)
+    sim = run.sim
     return charges, sim

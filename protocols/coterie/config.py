@@ -17,13 +17,58 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from ..scenario import ScenarioError
+from pydantic import Field
+
+from ..scenario import Fields as ScenarioFields
+from ..scenario import ScenarioError, Section
 from . import quorums as qm
 from .structure import SharingStructure, from_topology
 
 STRATEGIES = ("lowest", "arbitrary", "preference")
+
+
+# ---- the typed scenario fields (shapes and choices; build() checks what depends on them) ----
+class Params(Section):
+    coterie: Literal["local", "global", "grid", "custom"] = Field(
+        "local", description="the local coterie: Algorithm LocalCoterie, or given in quorums")
+    quorums: dict[str, list[list[str]]] | None = Field(
+        None, description="coterie custom: each process's list of quorums")
+    strategy: Literal["lowest", "arbitrary", "preference"] = Field(
+        "lowest", description="how Case 1 picks k of A_u")
+    preference: dict[str, list[str]] = Field(
+        default_factory=dict, description="strategy preference: each process's ranking of α(u)")
+    quorum_choice: Literal["first", "rotate"] = Field(
+        "first", description="which quorum of Q_u request i uses")
+    seed: int = Field(0, description="seeds the arbitrary strategy")
+
+
+class Topology(Section):
+    kind: Literal["explicit", "chain", "shared", "random"] = Field(
+        "explicit", description="explicit: processes, resources, alpha; else generated")
+    processes: list[str] | None = Field(None, description="explicit: the processes U")
+    resources: list[str] | None = Field(None, description="explicit: the resources R")
+    alpha: dict[str, list[str]] | None = Field(None, description="explicit: α(u) per process")
+    n: int | None = Field(None, description="chain, shared, random: how many processes")
+    m: int | None = Field(None, description="shared, random: how many resources")
+    degree: int | None = Field(None, description="random: at most this many resources each")
+    seed: int | None = Field(None, description="random: seeds the structure")
+
+
+class Workload(Section):
+    requests: dict[str, list[int]] | None = Field(
+        None, description="k of each request, in order, per process")
+    rounds: int | None = Field(None, description="without requests: requests per process")
+    k: int | Literal["all", "random"] | None = Field(
+        None, description="without requests: k of every request")
+    seed: int | None = Field(None, description="k random: seeds the draws")
+
+
+class Fields(ScenarioFields):
+    params: Params = Field(default_factory=Params)
+    topology: Topology = Field(default_factory=Topology)
+    workload: Workload = Field(default_factory=Workload)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Live checks of Section 2's conditions and Section 5's Lemma 1, the wait-for graph, and the
-inspector's guards. The kernel already checks that no resource has two users (capacity 1)."""
+"""Live checks of Section 2's conditions and Section 5's Lemma 1, and the wait-for graph. The
+kernel already checks that no resource has two users (capacity 1)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import networkx as nx
 
-from ..kernel import Ctx, Guard
+from ..kernel import Ctx
 from .config import Config
 from .state import Proc
 
@@ -78,24 +78,3 @@ def wait_for(sim: Any) -> nx.DiGraph:
                     if holder is not None and holder != u:
                         g.add_edge(u, holder)
     return g
-
-
-def guards(cfg: Config, pid: str, s: Proc) -> list[Guard]:
-    r = s.req
-    wl = cfg.workload[pid]
-    have = {c[0] for c in r.copies}
-    missing = [v for v in r.q if v not in have]
-    A = r.A(cfg.S.alpha[pid])
-    if r.phase != "query":
-        lock_wait = "a pending request"
-    elif missing:
-        lock_wait = "a RESPONSE from " + ", ".join(missing)
-    else:
-        lock_wait = f"{r.k} free resources in A_{pid} (has {len(A)})"
-    return [
-        Guard("request (Case 1)", r.phase == "idle" and r.done < len(wl), ALG, (1,),
-              "" if r.done < len(wl) else "no requests left in the workload"),
-        Guard("lock (Case 1)", r.phase == "query" and not missing and len(A) >= r.k, ALG, (1,),
-              lock_wait),
-        Guard("release (Case 2)", r.phase == "cs", ALG, (2,), "holding resources"),
-    ]

@@ -3,17 +3,14 @@
 Narration references use ``algorithm="AllocResource"`` and ``lines=(case,)``: the paper numbers
 the cases of its event-driven algorithm, not lines.
 
-Variants (docs/protocols/coterie.md has the races and the reasoning):
+Variants are the named features of ``VARIANTS`` (docs/protocols/coterie.md has the races and
+the reasoning):
 - ``as-printed``: the Cases literally. Case (8)'s "if it has sent back an UNLOCK" is read as LOCK
   (a preempted process answers RETURN only while it has not locked yet). W_v := ⊥ when the LOCK
   of W_v arrives, by the definition of W_v (Case 6 does not say it).
 - ``full``: the smallest repair we found that makes mutual exclusion, Lemma 1 and deadlock-
-  freedom hold on exhaustively explored instances:
-  (R1) RESPONSE, PREEMPT and RETURN carry the stamp of the QUERY they answer, and a stale one is
-       ignored (the requester's Case 3 / Case 8, the member's Case 5);
-  (R2) on the LOCK of w, v removes w's QUERY from X_v (Case 4 re-queued it when it preempted w);
-  (R3) while a PREEMPT to W_v is unanswered, Case 7 sends W_v no updated D_v (the permission is
-       being taken back; the next holder gets a fresh D_v in Case 5).
+  freedom hold on exhaustively explored instances: R1, R2, R3 (and C6, the prose's Case 6).
+  ``Coterie.ablated`` switches one off to show it is needed (benchmarks/coterie.py --ablate).
 """
 
 from __future__ import annotations
@@ -21,23 +18,66 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..kernel import ENV, Action, Ctx, Guard, Message, Protocol, Setup
+from ..kernel import ENV, Ctx, Message, Setup
+from ..kernel.rules import RuleProtocol, receive, rule
+from ..kernel.variants import Feature, table
 from . import monitors, view
-from .config import Config, build, quorum_for, select
+from .config import Config, Fields, build, quorum_for, select
 from .forget import forget as forget_dead
 from .state import Member, Proc, Requester
 
 ALG = "AllocResource"
 
+VARIANTS = table(
+    features=(
+        Feature("R1", "RESPONSE, PREEMPT and RETURN carry the stamp of the QUERY they answer; a "
+                "stale one is ignored (Cases 3, 5, 8)", "coterie:R1"),
+        Feature("R2", "on w's LOCK, v removes w's QUERY from X_v, re-queued by a crossed "
+                "PREEMPT (Case 6)", "coterie:R2"),
+        Feature("R3", "while a PREEMPT to W_v is unanswered, Case 7 sends W_v no update",
+                "coterie:R3"),
+        Feature("C6", "Case 6 goes on with Case 5 only when W_v = ⊥, not whenever X_v is "
+                "non-empty", "coterie:O3"),
+    ),
+    variants={"as-printed": (), "full": ("R1", "R2", "R3", "C6")},
+    default="full")
 
-class Coterie(Protocol):
+
+def _lock_wait(cfg: Config, pid: str, s: Proc) -> str:
+    """What Case 1's wait (a RESPONSE from all of q, then k free resources) still needs."""
+    r = s.req
+    if r.phase != "query":
+        return "a pending request"
+    have = {c[0] for c in r.copies}
+    missing = [v for v in r.q if v not in have]
+    if missing:
+        return "a RESPONSE from " + ", ".join(missing)
+    return f"{r.k} free resources in A_{pid} (has {len(r.A(cfg.S.alpha[pid]))})"
+
+
+def _request_label(cfg: Config, pid: str, s: Proc) -> str:
+    k = cfg.workload[pid][s.req.done]
+    return f"{pid} requests {k} resource{'s' * (k > 1)}"
+
+
+class Coterie(RuleProtocol):
     id = "coterie"
     title = "Local coteries and AllocResource (Kakugawa & Yamashita)"
     version = "1"
-    variants = ("as-printed", "full")
-    default_variant = "full"
+    variant_table = VARIANTS
+    scenario_model = Fields
     channels = "fifo"
     view_kind = "quorum"
+    # A fixed glyph, colour and short label per message type (distinct pairs; the label is
+    # always drawn too, so colour never carries the meaning alone): read by the viewer.
+    message_styles = {
+        "QUERY": ("circle", "#0072B2", "QUERY"),
+        "RESPONSE": ("square", "#E69F00", "RESPONSE"),
+        "LOCK": ("diamond", "#000000", "LOCK"),
+        "UNLOCK": ("diamond", "#56B4E9", "UNLOCK"),
+        "PREEMPT": ("star", "#CC79A7", "PREEMPT"),
+        "RETURN": ("vee", "#7a5a00", "RETURN"),
+    }
     fault_kinds = ("drop", "duplicate", "crash")
     paper = "004_f96f560584c998c8.txt"
 
@@ -48,32 +88,13 @@ class Coterie(Protocol):
                        for v in cfg.S.U)   # D_v(r) = (⊥, 0) initially
         return Setup(cfg.S.U, states, cfg, capacity={r: 1 for r in cfg.S.R})
 
-    # The repairs ``full`` applies; a subclass may drop one to show it is needed
-    # (benchmarks/coterie.py --ablate).
-    repairs: frozenset[str] = frozenset({"R1", "R2", "R3"})
-
-    def _full(self, ctx: Ctx) -> bool:
-        return ctx.variant == "full"
-
-    def _fix(self, ctx: Ctx, repair: str) -> bool:
-        return ctx.variant == "full" and repair in self.repairs
-
     # ---- environment: the resource access phase -------------------------------------------
-    def actions(self, config: Config, pid: str, s: Proc) -> list[Action]:
-        r = s.req
-        if r.phase == "idle" and r.done < len(config.workload[pid]):
-            k = config.workload[pid][r.done]
-            return [Action(ENV, "request", f"{pid} requests {k} resource{'s' * (k > 1)}",
-                           progress=False, algorithm=ALG, lines=(1,))]
-        if r.phase == "cs":
-            return [Action(ENV, "release", f"{pid} releases {', '.join(r.G)}",
-                           algorithm=ALG, lines=(2,))]
-        return []
-
-    def guards(self, config: Config, pid: str, s: Proc) -> list[Guard]:
-        return monitors.guards(config, pid, s)
-
-    def do_request(self, ctx: Ctx, u: str, _arg: str) -> None:
+    @rule(ENV, title="request (Case 1)", algorithm=ALG, lines=(1,), progress=False,
+          when=lambda cfg, u, s: s.req.phase == "idle" and s.req.done < len(cfg.workload[u]),
+          waits=lambda cfg, u, s: "being idle" if s.req.done < len(cfg.workload[u])
+          else "no requests left in the workload",
+          label=_request_label)
+    def request(self, ctx: Ctx, u: str, _arg: str) -> None:
         # Case (1): pick q ∈ Q_u, send ⟨QUERY, u, C_u⟩ to every process in q, then wait.
         cfg: Config = ctx.config
         s = ctx.get(u)
@@ -88,7 +109,10 @@ class Coterie(Protocol):
         ctx.say(f"{u} wants {k} of α({u}) = {{{', '.join(cfg.S.alpha[u])}}} and sends "
                 f"QUERY stamped {ts} to its quorum {{{', '.join(q)}}}", u, ALG, (1,))
 
-    def do_release(self, ctx: Ctx, u: str, _arg: str) -> None:
+    @rule(ENV, title="release (Case 2)", algorithm=ALG, lines=(2,),
+          when=lambda cfg, u, s: s.req.phase == "cs", waits="holding resources",
+          label=lambda cfg, u, s: f"{u} releases {', '.join(s.req.G)}")
+    def release(self, ctx: Ctx, u: str, _arg: str) -> None:
         # Case (2): send ⟨UNLOCK, u, C_u, G_u⟩ to every v ∈ q.
         s = ctx.get(u)
         C = s.C + 1
@@ -100,12 +124,14 @@ class Coterie(Protocol):
                 f"{{{', '.join(s.req.q)}}}", u, ALG, (2,))
 
     # ---- requester side ---------------------------------------------------------------------
+    @receive("RESPONSE", title="receive RESPONSE, then lock (Cases 3, 1)", algorithm=ALG,
+             lines=(3, 1), waits=_lock_wait)
     def on_RESPONSE(self, ctx: Ctx, msg: Message) -> None:
         # Case (3): keep the latest D_v (FIFO channels: the last one received is the latest).
         u, v = msg.dst, msg.src
         d, stamp = msg.body
         s = ctx.get(u)
-        if s.req.phase != "query" or (self._fix(ctx, "R1") and stamp != s.req.ts):
+        if s.req.phase != "query" or (ctx.has("R1") and stamp != s.req.ts):
             why = "no request is pending" if s.req.phase != "query" else \
                 f"it answers the old request {stamp}, not {s.req.ts} (R1)"
             ctx.say(f"{u} discards a RESPONSE from {v}: {why}", u, ALG, (3,))
@@ -136,18 +162,19 @@ class Coterie(Protocol):
                 f"{{{', '.join(A)}}}: it locks {', '.join(G)} and accesses "
                 f"{'them' if len(G) > 1 else 'it'}", u, ALG, (1,))
 
+    @receive("PREEMPT", title="receive PREEMPT (Case 8)", algorithm=ALG, lines=(8,))
     def on_PREEMPT(self, ctx: Ctx, msg: Message) -> None:
         # Case (8): give v's permission back unless the LOCK is already on its way.
         w, v = msg.dst, msg.src
         s = ctx.get(w)
-        stale = s.req.phase != "query" or (self._fix(ctx, "R1") and msg.body != s.req.ts)
+        stale = s.req.phase != "query" or (ctx.has("R1") and msg.body != s.req.ts)
         if stale:
             why = "it has already sent its LOCK" if s.req.phase != "query" else \
                 f"it preempts the old request {msg.body} (R1)"
             ctx.say(f"{w} ignores the PREEMPT from {v}: {why}", w, ALG, (8,))
             return
         ctx.put(w, replace(s, req=s.req.without_copy(v)))
-        ctx.send(w, v, "RETURN", s.req.ts if self._fix(ctx, "R1") else None)
+        ctx.send(w, v, "RETURN", s.req.ts if ctx.has("R1") else None)
         ctx.say(f"{w} is preempted by {v}: it discards D_{v}, sends RETURN and waits for a new "
                 "RESPONSE", w, ALG, (8,))
 
@@ -155,7 +182,7 @@ class Coterie(Protocol):
     def _respond(self, ctx: Ctx, v: str, u: str, m: Member, case: int) -> None:
         """Send ⟨RESPONSE, v, D_v⟩ (the part on α(u)) to u, stamped with T_v in ``full``."""
         d = m.D_for(ctx.config.S.alpha[u])
-        ctx.send(v, u, "RESPONSE", (d, m.T if self._fix(ctx, "R1") else None))
+        ctx.send(v, u, "RESPONSE", (d, m.T if ctx.has("R1") else None))
 
     def _grant_next(self, ctx: Ctx, v: str, m: Member, case: int, why: str) -> Member:
         # Case (5): take the top QUERY of X_v, send it a RESPONSE, W_v := x, T_v := t.
@@ -168,6 +195,7 @@ class Coterie(Protocol):
                 v, ALG, (case, 5) if case != 5 else (5,))
         return m
 
+    @receive("QUERY", title="receive QUERY (Case 4)", algorithm=ALG, lines=(4,))
     def on_QUERY(self, ctx: Ctx, msg: Message) -> None:
         # Case (4).
         v, u, t = msg.dst, msg.src, msg.body
@@ -190,22 +218,24 @@ class Coterie(Protocol):
         else:
             w = m.W
             m = replace(m.enqueue(m.T, w).enqueue(t, u), preempting=True)
-            ctx.send(v, w, "PREEMPT", m.T if self._fix(ctx, "R1") else None)
+            ctx.send(v, w, "PREEMPT", m.T if ctx.has("R1") else None)
             ctx.say(f"{u}'s QUERY {t} beats {w}'s {m.T}: {v} sends PREEMPT to {w} and queues "
                     "both QUERYs in X_" + v, v, ALG, (4,))
         ctx.put(v, replace(s, C=C, mem=m))
 
+    @receive("RETURN", title="receive RETURN (Case 5)", algorithm=ALG, lines=(5,))
     def on_RETURN(self, ctx: Ctx, msg: Message) -> None:
         # Case (5).
         v, w = msg.dst, msg.src
         s = ctx.get(v)
         m = s.mem
-        if self._fix(ctx, "R1") and not (m.preempting and m.W == w and m.T == msg.body):
+        if ctx.has("R1") and not (m.preempting and m.W == w and m.T == msg.body):
             ctx.say(f"{v} ignores a stale RETURN from {w} (R1)", v, ALG, (5,))
             return
         m = self._grant_next(ctx, v, m, 5, f"gets its permission back from {w}")
         ctx.put(v, replace(s, mem=m))
 
+    @receive("LOCK", title="receive LOCK (Case 6)", algorithm=ALG, lines=(6,))
     def on_LOCK(self, ctx: Ctx, msg: Message) -> None:
         # Case (6): D_v(r) := (w, t) for r ∈ G_w; then Case 5 if X_v is not empty.
         v, w = msg.dst, msg.src
@@ -214,13 +244,14 @@ class Coterie(Protocol):
         m = s.mem.with_D({r: (w, t) for r in G})
         if m.W == w:            # the definition of W_v: v no longer waits for a LOCK
             m = replace(m, W=None, T=None, preempting=False)
-        if self._fix(ctx, "R2"):     # (R2) w's QUERY re-queued by a crossed PREEMPT is answered
+        if ctx.has("R2"):     # (R2) w's QUERY re-queued by a crossed PREEMPT is answered
             m = replace(m, X=tuple(e for e in m.X if e[1] != w))
         ctx.say(f"{v} records that {w} locked {', '.join(G)} (D_{v} updated)", v, ALG, (6,))
-        if m.X and (m.W is None or not self._full(ctx)):
+        if m.X and (m.W is None or not ctx.has("C6")):
             m = self._grant_next(ctx, v, m, 6, f"got {w}'s LOCK")
         ctx.put(v, replace(s, C=max(s.C, t) + 1, mem=m))
 
+    @receive("UNLOCK", title="receive UNLOCK (Case 7)", algorithm=ALG, lines=(7,))
     def on_UNLOCK(self, ctx: Ctx, msg: Message) -> None:
         # Case (7): D_v(r) := (⊥, t); send the new D_v to W_v, else continue Case 5.
         v, w = msg.dst, msg.src
@@ -229,7 +260,7 @@ class Coterie(Protocol):
         m = s.mem.with_D({r: (None, t) for r in G})
         ctx.say(f"{v} records that {w} freed {', '.join(G)}", v, ALG, (7,))
         if m.W is not None:
-            if m.preempting and self._fix(ctx, "R3"):
+            if m.preempting and ctx.has("R3"):
                 ctx.say(f"{v} sends no update to {m.W}: its PREEMPT is unanswered (R3)",
                         v, ALG, (7,))
             else:

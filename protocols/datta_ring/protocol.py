@@ -11,9 +11,10 @@ from .build import build
 from .client import ClientSide
 from .common import ResourceCommon
 from .departure import Departures
+from .fields import Fields
 from .graph import cycles, dependencies, resources
 from .loops import LoopBreaking
-from .state import Config
+from .state import VARIANT_TABLE, Config
 from .view import view as _view
 
 
@@ -21,10 +22,32 @@ class DattaRing(ClientSide, ResourceCommon, LoopBreaking, Departures, Protocol):
     id = "datta_ring"
     title = "Two-resource allocation with unknown participants (rooted ring)"
     version = "1"
-    variants = ("naive", "as-printed", "prose", "full")
-    default_variant = "full"
+    variant_table = VARIANT_TABLE
+    scenario_model = Fields
     channels = "unordered"
     view_kind = "ring"
+    # A fixed glyph, colour and short label per message type (distinct pairs; the label is
+    # always drawn too, so colour never carries the meaning alone): read by the viewer.
+    message_styles = {
+        "Token": ("star", "#000000", "Token"),
+        "NewRequest": ("square", "#0072B2", "NewReq"),
+        "NewStrong": ("square", "#CC79A7", "NewStrong"),
+        "newStrongACK": ("triangle", "#E69F00", "nsACK"),
+        "resAllowed": ("circle", "#0072B2", "resAllowed"),
+        "Done": ("circle", "#000000", "Done"),
+        "Res1Ready": ("circle", "#56B4E9", "Res1Ready"),
+        "seekLoop": ("diamond", "#E69F00", "seekLoop"),
+        "NoLoop": ("diamond", "#56B4E9", "NoLoop"),
+        "RemoteKillLoop": ("hexagon", "#CC79A7", "RemoteKill"),
+        "KillLoop": ("hexagon", "#000000", "KillLoop"),
+        "KillLoopACK1": ("vee", "#0072B2", "KL-ACK1"),
+        "KillLoopACK2": ("vee", "#CC79A7", "KL-ACK2"),
+        "KillLoopNACK": ("vee", "#000000", "KL-NACK"),
+        "UnloopDone": ("triangle", "#7a5a00", "UnloopDone"),
+        "EndACK": ("circle", "#5b6472", "EndACK"),
+        "Leave": ("square", "#5b6472", "Leave"),
+        "Departed": ("square", "#7a5a00", "Departed"),
+    }
     fault_kinds = ()
     paper = "000_6b7fd52daa412ecf.txt"
 

@@ -1,9 +1,13 @@
-"""The explorer: exhaustive breadth-first search over every schedule of a scenario.
+"""The explorer: exhaustive search over every schedule of a scenario.
 
-``check(scenario, variant=None, max_states=200_000, ...)`` is the whole public API (see
-``check.py`` and docs/explorer.md); ``link()`` builds the viewer URL of a schedule.
+- ``check(scenario, variant=None, max_states=200_000, ...)``: the verdict the CLI, the web
+  worker and the verification sweeps use (``check.py``; docs/explorer.md); ``link()`` builds
+  the viewer URL of a schedule.
+- ``search(sim, SearchOptions(...)) -> SearchResult``: the search engine itself, for any
+  search a test, benchmark or tool needs (``engine.py``; docs/explorer.md, "The search API").
 """
 
 from .check import check, link
+from .engine import SearchOptions, SearchResult, search
 
-__all__ = ["check", "link"]
+__all__ = ["check", "link", "search", "SearchOptions", "SearchResult"]

@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from ..kernel import Simulator, State
+from ..kernel import Simulator, State, Transitions
 from ..scenario import ScenarioError
-from .driver import Driver
 from .keys import Keyer
 
 
@@ -24,7 +23,7 @@ class ForgetAudit:
     """Called by the search with each new state; checks one in ``every``."""
 
     def __init__(self, fresh: Callable[[], Simulator], keyer: Keyer, every: int = 50) -> None:
-        self.drv = Driver(fresh())
+        self.ts = Transitions(fresh())
         self.keyer = keyer
         self.every = every
         self.seen = 0
@@ -45,13 +44,9 @@ class ForgetAudit:
                 "different successors")
 
     def _futures(self, st: State) -> Counter:
-        drv = self.drv
-        drv.load(st)
         out: Counter = Counter()
-        for ev in list(drv.enabled()):
-            drv.load(st)
-            o = drv.apply(ev)
+        for ev, o in self.ts.successors(st):
             out[(ev.kind, ev.pid, self.keyer.key(o.state), bool(o.violations), o.entered_cs,
-                 o.waiting)] += 1
-        drv._current = None
+                 o.unfinished)] += 1
+        self.ts.forget()
         return out

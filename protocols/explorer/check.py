@@ -12,15 +12,15 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
-from ..kernel import SimError, Simulator
+from ..kernel import SimError, Simulator, Transitions
 from ..runner import build
 from ..scenario import Scenario, ScenarioError
 from . import livelock
 from .audit import ForgetAudit
-from .driver import Driver, label
-from .engine import Progress, Search
+from .driver import label
+from .engine import Progress, Search, SearchOptions
 from .keys import Keyer
-from .por import LocalityError, Reducer, supports
+from .por import LocalityError, PartialOrder, supports
 from .symmetry import verify
 
 FOUND = ("violation", "deadlock", "livelock")
@@ -80,19 +80,20 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
 
     sid = getattr(scenario, "id", "scenario")
     decl = getattr(scenario, "symmetry", []) if symmetry else []
-    drv = Driver(sim)
+    ts = Transitions(sim)
     keyer = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, decl, forget=forget,
-                  numbers=drv.numbers)
+                  numbers=ts.numbers)
     group = keyer.size
-    verify(drv, keyer)
+    verify(ts, keyer)
     if partial_order is None:
         partial_order = _por_by_default(sim, group)
     reducer = _reducer(sim, group) if partial_order else None
     with_livelock = livelock_check and group == 1 and reducer is None
-    search = Search(drv, keyer.key, max_states, keep_edges=with_livelock, progress=progress,
-                    progress_every=progress_every, should_stop=should_stop,
-                    max_seconds=max_seconds, reducer=reducer,
-                    audit=ForgetAudit(fresh, keyer) if keyer.forgets else None)
+    options = SearchOptions(max_states=max_states, keep_edges=with_livelock, progress=progress,
+                            progress_every=progress_every, should_stop=should_stop,
+                            max_seconds=max_seconds, expansion=reducer,
+                            audit=ForgetAudit(fresh, keyer) if keyer.forgets else None)
+    search = Search(ts, options, keyer.key)
     try:
         stop = search.run()
     except LocalityError as exc:
@@ -149,7 +150,7 @@ def _por_by_default(sim: Simulator, group: int) -> bool:
             and not faults and group == 1)
 
 
-def _reducer(sim: Simulator, group: int) -> Reducer:
+def _reducer(sim: Simulator, group: int) -> PartialOrder:
     """The partial-order reducer for ``sim``, or ScenarioError saying why it cannot be used."""
     pid = sim.protocol.id
     if not supports(sim.protocol):
@@ -161,7 +162,7 @@ def _reducer(sim: Simulator, group: int) -> Reducer:
     if group > 1:
         raise ScenarioError("partial-order reduction with a symmetry declaration is not "
                             "supported; check with one or the other")
-    return Reducer(sim.protocol, sim.config, sim.pids, sim.fifo)
+    return PartialOrder(sim.protocol, sim.config, sim.pids, sim.fifo)
 
 
 def _lasso_schedule(fresh: Callable[[], Simulator], search: Search,
@@ -174,7 +175,7 @@ def _lasso_schedule(fresh: Callable[[], Simulator], search: Search,
     keys = {i: k for k, i in search.seen.items() if i in want}
     sim = fresh()
     sim.replay(stem)
-    drv = Driver(fresh())             # tries events on copies of the replay's current state
+    ts = Transitions(fresh())         # tries events on copies of the replay's current state
     labels = {n: lab for lab, n in g.labels.items()}
     out = list(stem)
     for i, k in steps:
@@ -183,8 +184,7 @@ def _lasso_schedule(fresh: Callable[[], Simulator], search: Search,
         for ev in list(sim.enabled()):
             if label(ev) != labels[code >> 2]:
                 continue
-            drv.load(here)
-            if search.key(drv.apply(ev).state) == keys[j]:
+            if search.key(ts.step(here, ev).state) == keys[j]:
                 out.append(ev.id)
                 break
         else:  # pragma: no cover - the graph came from these very transitions

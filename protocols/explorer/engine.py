@@ -1,15 +1,26 @@
-"""Breadth-first exploration of every schedule of a scenario.
+"""The search engine: every schedule of a scenario, breadth- or depth-first, on the kernel's
+public ``Transitions``.
 
-The search starts at the scenario's initial state and tries every enabled event (faults only as
-the scenario's ``faults`` allow: the kernel lists them in ``enabled()`` only then). States are
-deduplicated by the canonical key of ``keys.py``. Because the search is breadth-first, the
-first violation or deadlock it meets is at the smallest possible depth, so its schedule is a
+Everything a search can be asked is one ``SearchOptions``; ``search(sim, options)`` runs it and
+returns a ``SearchResult``. The explorer's ``check``, the reductions' audits and every search in
+tests/ and benchmarks/ use it (docs/explorer.md, "The search API"):
+
+    res = search(build(sc, "full"), SearchOptions(max_states=5000, can_finish=True))
+    res.result, res.states, res.schedule, res.cannot_finish
+
+The search starts at the simulator's current state and tries every enabled event (faults only
+as the scenario's ``faults`` allow; ``options.events`` may filter them). States are
+deduplicated by a canonical key (``keys.py``; ``options.key`` replaces it). Breadth-first, the
+first violation or deadlock met is at the smallest possible depth, so its schedule is a
 shortest one. Livelocks are looked for afterwards in the explored graph (``livelock.py``).
 
 For each state the search keeps its parent and the id of the event that led to it, as numbered
 in the parent's stored representative; the representative of a state is the concrete state
 first reached, so following parents from the root gives a schedule that ``Simulator.step``
 replays from step 0.
+
+Reductions are plug-ins: a key function (symmetry, ``forget``: ``keys.Keyer``) and an
+``expand`` hook that picks the events to expand at a state (partial order: ``por.PartialOrder``).
 """
 
 from __future__ import annotations
@@ -17,16 +28,70 @@ from __future__ import annotations
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from ..kernel import Event, State
-from .driver import Driver, Outcome, is_fair_demand, label
-from .keys import Key
-from .por import Reducer
+from ..kernel import Event, Outcome, Simulator, State, Transitions
+from .driver import is_fair_demand, label
+from .keys import Key, Keyer
 
 Progress = Callable[[dict[str, Any]], None]
+# A predicate on the loaded state (the hooks' read-only ``sim``): a text names a finding.
+StateCheck = Callable[[Simulator], "str | None"]
+
+
+class Expansion(Protocol):
+    """A reduction plug-in: the events to expand at node ``i`` (a subset of ``events``)."""
+
+    def expand(self, search: "Search", i: int, st: State, st_key: Key,
+               events: list[Event]) -> list[Event]: ...
+
+
+@dataclass
+class SearchOptions:
+    """What one search looks for and how far it goes.
+
+    - ``max_states``: stop with ``limit`` rather than store more states.
+    - ``order``: ``"bfs"`` (shortest counterexamples) or ``"dfs"``.
+    - ``events(sim, ev)``: explore only the enabled events it accepts (default: all).
+    - ``key(state)``: the deduplication key (default: the explorer's canonical key, no
+      reduction).
+    - ``violations`` / ``deadlocks``: report safety violations (the kernel's capacity check
+      and the protocol's predicates) / deadlocks (someone has not finished, no progress event
+      is enabled: ``Simulator.unfinished``).
+    - ``goal(sim)``: judged on every new state; a text is a finding ``goal``.
+    - ``final(sim)``: judged on every state with no event to explore; a text is a ``final``.
+    - ``stop_at_first``: stop at the first finding; False records the first of each kind and
+      counts the ``final`` ones, and the search goes on.
+    - ``can_finish``: after an exhaustive search, check that every reachable state can still
+      reach one where everyone is served and nobody is in a critical section
+      (``protocol.served_all``); ``SearchResult.cannot_finish`` is a schedule to one that
+      cannot. Rules out livelocks as well as deadlocks, without a fairness argument.
+    - ``keep_edges``: keep the graph's edges (the livelock search needs them).
+    - ``expansion``: a reduction plug-in (``por.PartialOrder``).
+    - ``audit(state, schedule)``: called with each new state (``audit.ForgetAudit``).
+    - ``progress(info)`` every ``progress_every`` new states; ``should_stop()`` polled then
+      (True: ``cancelled``); ``max_seconds`` bounds the wall time (``timeout``).
+    """
+
+    max_states: int = 200_000
+    order: str = "bfs"
+    events: Callable[[Simulator, Event], bool] | None = None
+    key: Callable[[State], Hashable] | None = None
+    violations: bool = True
+    deadlocks: bool = True
+    goal: StateCheck | None = None
+    final: StateCheck | None = None
+    stop_at_first: bool = True
+    can_finish: bool = False
+    keep_edges: bool = False
+    expansion: Expansion | None = None
+    audit: Callable[[State, Callable[[], list[str]]], None] | None = None
+    progress: Progress | None = None
+    progress_every: int = 10_000
+    should_stop: Callable[[], bool] | None = None
+    max_seconds: float | None = None
 
 
 @dataclass
@@ -36,6 +101,7 @@ class Graph:
     parent: list[int] = field(default_factory=list)
     via: list[str] = field(default_factory=list)
     depth: list[int] = field(default_factory=list)
+    # Per node: the processes that have not finished there (``Simulator.unfinished``).
     waiting: list[frozenset] = field(default_factory=list)
     # Per expanded node: successor indices and, in step, an edge code
     # (label number * 4 + 2 if weak fairness demands the event + 1 if it entered a CS).
@@ -58,42 +124,77 @@ class Graph:
 class Stop:
     """Why the search stopped early, and where."""
 
-    kind: str                 # violation | deadlock | limit | cancelled | timeout
+    kind: str                 # violation | deadlock | goal | final | limit | cancelled | timeout
     node: int = -1            # the state reached (violation / deadlock)
     schedule: list[str] = field(default_factory=list)
     text: str = ""
 
 
-class Search:
-    """One breadth-first exploration; ``run()`` fills ``graph`` and returns a Stop or None."""
+@dataclass
+class SearchResult:
+    """What ``search`` found.
 
-    def __init__(self, driver: Driver, key: Callable[..., Key], max_states: int,
-                 keep_edges: bool = True, progress: Progress | None = None,
-                 progress_every: int = 10_000, should_stop: Callable[[], bool] | None = None,
-                 max_seconds: float | None = None, reducer: Reducer | None = None,
-                 audit: Callable[[State, Callable[[], list[str]]], None] | None = None) -> None:
-        self.driver = driver
-        self.reducer = reducer
-        self.audit = audit        # called with each new state (keys.py's forget check)
-        self.reduced = 0          # states expanded with a persistent set smaller than enabled()
+    ``result``: ``ok`` (exhausted, nothing found), the kind of the first finding (``violation``,
+    ``deadlock``, ``goal``, ``final``), or ``limit`` / ``cancelled`` / ``timeout``; with
+    ``stop_at_first=False`` the first finding's kind even though the search went on.
+    """
+
+    result: str
+    states: int
+    transitions: int
+    depth: int
+    seconds: float
+    complete: bool                       # every reachable state was expanded
+    schedule: list[str] | None = None    # to the first finding
+    text: str = ""
+    findings: dict[str, tuple[str, list[str]]] = field(default_factory=dict)  # first per kind
+    finals: int = 0                      # states with no event to explore that ``final`` judged
+    done_states: int = 0                 # (can_finish) states where everyone is served
+    cannot_finish: list[str] | None = None
+    graph: Graph = field(default_factory=Graph, repr=False)
+
+
+class Search:
+    """One exploration; ``run()`` fills ``graph`` and returns a Stop or None."""
+
+    def __init__(self, transitions: Transitions, options: SearchOptions,
+                 key: Callable[..., Key] | None = None) -> None:
+        self.ts = transitions
+        self.options = o = options
+        if o.order not in ("bfs", "dfs"):
+            raise ValueError(f"order must be 'bfs' or 'dfs', not {o.order!r}")
+        if key is None:
+            if o.key is not None:
+                simple = o.key
+
+                def key(st: State, *_: Any) -> Key:
+                    return simple(st)
+            else:
+                key = Keyer(transitions.protocol, transitions.config, transitions.pids,
+                            transitions.fifo, None, forget=False,
+                            numbers=transitions.numbers).key
         self.key = key
-        self.max_states = max_states
-        self.keep_edges = keep_edges
-        self.progress = progress
-        self.progress_every = max(1, progress_every)
-        self.should_stop = should_stop
-        self.max_seconds = max_seconds
+        self.expansion = o.expansion
+        self.audit = o.audit
+        self.max_states = o.max_states
+        self.keep_edges = o.keep_edges or o.can_finish
+        self.progress_every = max(1, o.progress_every)
+        self.reduced = 0          # states a reduction expanded with fewer events than enabled
         self.graph = Graph()
         self.seen: dict[Key, int] = {}
         self.started = time.perf_counter()
         self.max_depth = 0
+        self.findings: dict[str, tuple[str, list[str]]] = {}
+        self.finals = 0
+        self.done: list[int] = []
+        self.complete = False
         self._sets: dict[frozenset, frozenset] = {}
-        self._computed: dict[str, tuple[Outcome, Key, int | None, bool]] = {}
+        self.cache: dict[str, tuple[Outcome, Key, int | None, bool, str | None]] = {}
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
 
-    def _add(self, st: State, key: Key, parent: int, via: str, waiting: frozenset) -> int:
+    def _add(self, key: Key, parent: int, via: str, waiting: frozenset) -> int:
         g = self.graph
         i = len(g.parent)
         self.seen[key] = i
@@ -105,122 +206,124 @@ class Search:
         self.max_depth = max(self.max_depth, d)
         return i
 
-    def _successor(self, st: State, st_key: Key, ev: Event
-                   ) -> tuple[Outcome, Key, int | None, bool]:
-        """Apply ``ev`` to ``st``: the outcome, its key, its node if already seen, and whether
-        it is a deadlock (judged while the driver still holds it)."""
-        cached = self._computed.pop(ev.id, None) if self._computed else None
-        if cached is not None:
-            return cached
-        drv = self.driver
-        drv.load(st)
-        out = drv.apply(ev)
+    def successor(self, st: State, st_key: Key, ev: Event
+                  ) -> tuple[Outcome, Key, int | None, bool, str | None]:
+        """Apply ``ev`` to ``st``: the outcome, its key, its node if already seen, whether it
+        is a deadlock and what ``goal`` says of it (both judged while the state is loaded, and
+        only for new states)."""
+        ts = self.ts
+        ts.load(st)
+        out = ts.apply(ev)
         self.graph.transitions += 1
         k = self.key(out.state, st_key, out.touched, out.numbers)
         j = self.seen.get(k)
-        return out, k, j, j is None and not out.violations and drv.stuck()
+        o = self.options
+        new = j is None and not (o.violations and out.violations)
+        stuck = new and o.deadlocks and ts.stuck()
+        goal = o.goal(ts.view) if new and o.goal is not None else None
+        return out, k, j, stuck, goal
 
-    def _persistent(self, i: int, st: State, st_key: Key, events: list[Event]) -> list[Event]:
-        """The events to expand at node i: the smallest persistent set that passes the
-        reducer's conditions (por.py), else all of ``events``. Transitions computed to judge a
-        set are kept for the expansion, so none is applied twice."""
-        red = self.reducer
-        assert red is not None
-        self._computed = {}
-        depth = self.graph.depth[i]
-        # Deadlock condition: the set must hold an enabled progress event. With none enabled
-        # (only requests, say) no set can, so the state is fully expanded: a deadlock reached
-        # from it without the set's requests would keep them enabled, proving nothing.
-        candidates = red.candidates(st, events) if any(e.progress for e in events) else []
-        for S in candidates:
-            T = [e for e in events if e.pid in S]
-            if not any(e.progress for e in T):
-                continue
-            ok = True
-            for ev in T:
-                res = self._computed.get(ev.id)
-                if res is None:
-                    res = self._computed[ev.id] = self._successor(st, st_key, ev)
-                out, _k, j, _stuck = res
-                red.check_local(st, ev, out.state)
-                if out.violations:        # a real one, whatever the set: report it
-                    return [ev]
-                if red.visible(st, ev, out.state) or (j is not None and
-                                                      self.graph.depth[j] <= depth):
-                    ok = False
-                    break
-            if ok:
-                self.reduced += len(T) < len(events)
-                for e in events:
-                    if e.pid not in S:
-                        self._computed.pop(e.id, None)
-                return T
-        for ev in events:           # full expansion: check locality on the rest too
-            res = self._computed.get(ev.id)
-            if res is None:
-                res = self._computed[ev.id] = self._successor(st, st_key, ev)
-            red.check_local(st, ev, res[0].state)
-        return events
+    def trial(self, st: State, st_key: Key, ev: Event
+              ) -> tuple[Outcome, Key, int | None, bool, str | None]:
+        """``successor``, kept for the expansion of ``st`` (for a reduction, which computes
+        transitions to judge a set: none is applied twice)."""
+        res = self.cache.get(ev.id)
+        if res is None:
+            res = self.cache[ev.id] = self.successor(st, st_key, ev)
+        return res
 
     def _report(self, frontier: int) -> None:
-        if self.progress is not None:
-            self.progress({"states": len(self.graph.parent), "transitions": self.graph.transitions,
-                           "depth": self.max_depth, "frontier": frontier,
-                           "seconds": round(self.elapsed(), 3)})
+        if self.options.progress is not None:
+            self.options.progress({"states": len(self.graph.parent),
+                                   "transitions": self.graph.transitions,
+                                   "depth": self.max_depth, "frontier": frontier,
+                                   "seconds": round(self.elapsed(), 3)})
+
+    def _found(self, kind: str, text: str, node: int, schedule: list[str]) -> Stop | None:
+        """Record a finding; a Stop if the search ends there."""
+        if self.options.stop_at_first:
+            return Stop(kind, node, schedule, text)
+        self.findings.setdefault(kind, (text, schedule))
+        return None
 
     def run(self) -> Stop | None:
-        drv = self.driver
+        ts = self.ts
+        o = self.options
         g = self.graph
-        root = drv.sim.state()
-        drv._current = root
+        root = ts.initial
+        ts.load(root)
         root_key = self.key(root)
-        self._add(root, root_key, -1, "", frozenset(drv.sim.waiting))
-        bad = drv.root_violations()
-        if bad:
-            return Stop("violation", 0, [], "; ".join(bad))
-        if drv.stuck():
-            return Stop("deadlock", 0, [], "deadlock in the initial state")
+        self._add(root_key, -1, "", ts.unfinished())
+        if o.violations:
+            bad = ts.violations()
+            if bad and (s := self._found("violation", "; ".join(bad), 0, [])):
+                return s
+        if o.deadlocks and ts.stuck() and \
+                (s := self._found("deadlock", "deadlock in the initial state", 0, [])):
+            return s
+        if o.goal is not None and (text := o.goal(ts.view)) and \
+                (s := self._found("goal", text, 0, [])):
+            return s
         # The frontier: each state waiting for expansion, with its enabled actions (see
         # ``Outcome.acts``) so that restoring it is cheaper, and its key (its successors' keys
         # are updated from it, see ``Keyer.key``).
         reps: dict[int, tuple[State, Any, Key]] = {0: (root, None, root_key)}
         queue: deque[int] = deque([0])
+        take = queue.popleft if o.order == "bfs" else queue.pop
         labels = g.labels
         next_report = self.progress_every
         next_poll = 4 * self.progress_every
+        keep = self.keep_edges
         while queue:
-            i = queue.popleft()
+            i = take()
             st, acts, st_key = reps.pop(i)
-            drv.load(st, acts)
-            events = list(drv.enabled())
-            if self.reducer is not None:
-                events = self._persistent(i, st, st_key, events)
+            ts.load(st, acts)
+            events = list(ts.enabled())
+            if o.events is not None:
+                view = ts.view
+                events = [e for e in events if o.events(view, e)]
+            if o.can_finish and ts.protocol.served_all(ts.view) and not ts.view.cs:
+                self.done.append(i)
+            if not events and o.final is not None:
+                text = o.final(ts.view)
+                if text:
+                    self.finals += 1
+                    if s := self._found("final", text, i, g.path(i)):
+                        return s
+            self.cache = {}
+            if self.expansion is not None and events:
+                events = self.expansion.expand(self, i, st, st_key, events)
             succ: list[int] = []
             codes: list[int] = []
             for ev in events:
-                out, k, j, stuck = self._successor(st, st_key, ev)
+                res = self.cache.pop(ev.id, None) if self.cache else None
+                out, k, j, stuck, goal = res or self.successor(st, st_key, ev)
                 if j is None:          # judged before this expansion added states: look again
                     j = self.seen.get(k)
-                if out.violations:
-                    return Stop("violation", -1, g.path(i) + [ev.id], "; ".join(out.violations))
+                if o.violations and out.violations:
+                    text = "; ".join(out.violations)
+                    if s := self._found("violation", text, -1, g.path(i) + [ev.id]):
+                        return s
                 if j is None:
                     if len(g.parent) >= self.max_states:
                         return Stop("limit")
-                    j = self._add(out.state, k, i, ev.id, out.waiting)
-                    if stuck:
-                        return Stop("deadlock", j, g.path(j))
+                    j = self._add(k, i, ev.id, out.unfinished)
+                    if stuck and (s := self._found("deadlock", "", j, g.path(j))):
+                        return s
+                    if goal and (s := self._found("goal", goal, j, g.path(j))):
+                        return s
                     reps[j] = (out.state, out.acts, k)
                     queue.append(j)
                     if self.audit is not None:
                         self.audit(out.state, lambda j=j: g.path(j))
-                if self.keep_edges:
+                if keep:
                     lab = label(ev)
                     n = labels.get(lab)
                     if n is None:
                         n = labels[lab] = len(labels)
                     succ.append(j)
                     codes.append(n * 4 + 2 * is_fair_demand(ev) + out.entered_cs)
-            if self.keep_edges:
+            if keep:
                 g.succ[i] = tuple(succ)
                 g.codes[i] = tuple(codes)
             if len(g.parent) >= next_report:
@@ -231,9 +334,59 @@ class Search:
                 poll = g.transitions >= next_poll
             if poll:
                 next_poll = g.transitions + 4 * self.progress_every
-                if self.should_stop is not None and self.should_stop():
+                if o.should_stop is not None and o.should_stop():
                     return Stop("cancelled")
-                if self.max_seconds is not None and self.elapsed() > self.max_seconds:
+                if o.max_seconds is not None and self.elapsed() > o.max_seconds:
                     return Stop("timeout")
+        self.complete = True
         self._report(0)
         return None
+
+    def cannot_finish(self) -> list[str] | None:
+        """(can_finish, after a complete search) A schedule to the first state, in search
+        order, from which no state where everyone is served can be reached; None if none."""
+        g = self.graph
+        pred: dict[int, list[int]] = {}
+        for u, vs in g.succ.items():
+            for v in vs:
+                pred.setdefault(v, []).append(u)
+        good = set(self.done)
+        work = list(self.done)
+        while work:
+            v = work.pop()
+            for u in pred.get(v, ()):
+                if u not in good:
+                    good.add(u)
+                    work.append(u)
+        for i in range(len(g.parent)):
+            if i not in good:
+                return g.path(i)
+        return None
+
+
+def search(sim: Simulator | Transitions, options: SearchOptions | None = None,
+           key: Callable[..., Key] | None = None) -> SearchResult:
+    """Run one search from ``sim``'s current state (a ``Simulator``, or ``Transitions`` on one)
+    and say what it found."""
+    o = options or SearchOptions()
+    ts = sim if isinstance(sim, Transitions) else Transitions(sim)
+    s = Search(ts, o, key)
+    stop = s.run()
+    findings = dict(s.findings)
+    if stop is not None and stop.kind in ("violation", "deadlock", "goal", "final"):
+        findings.setdefault(stop.kind, (stop.text, stop.schedule))
+    if stop is not None and stop.kind not in findings:
+        result = "limit" if stop.kind == "limit" else stop.kind
+        schedule, text = None, ""
+    elif findings:
+        first = stop.kind if stop is not None else next(iter(findings))
+        result = first
+        text, schedule = findings[first]
+    else:
+        result, schedule, text = "ok", None, ""
+    res = SearchResult(result, len(s.graph.parent), s.graph.transitions, s.max_depth,
+                       round(s.elapsed(), 3), s.complete, schedule, text, findings, s.finals,
+                       len(s.done), graph=s.graph)
+    if o.can_finish and s.complete:
+        res.cannot_finish = s.cannot_finish()
+    return res

@@ -113,7 +113,7 @@ class Keyer:
         # identify exactly what ``plain_key`` identifies, but hashing and comparing them costs
         # a tuple of small ints instead of every process's dataclass, and a successor's key
         # only numbers the processes its step touched (see ``key``). ``numbers``: the lean
-        # simulator's table (``Driver.numbers``), which numbers touched states as it steps.
+        # table (``Transitions.numbers``), which numbers touched states as it steps.
         self._number: dict[Any, int] = numbers if numbers is not None else {}
         # Likewise, message contents (src, dst, kind, body) by number, and for FIFO channels
         # the number of each content's channel (channels numbered when first met).

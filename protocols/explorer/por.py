@@ -142,3 +142,41 @@ class Reducer:
     def _fail(self, ev: Event, what: str) -> None:
         raise LocalityError(f"partial-order reduction: event {ev.id} at {ev.pid} is not local: "
                             f"{what}; the protocol's por_senders / locality declaration is wrong")
+
+
+class PartialOrder(Reducer):
+    """The reducer as the search engine's expansion plug-in (``SearchOptions.expansion``)."""
+
+    def expand(self, search: Any, i: int, st: State, st_key: Any,
+               events: list[Event]) -> list[Event]:
+        """The events to expand at node i: the smallest persistent set that passes the
+        conditions above, else all of ``events``. Transitions computed to judge a set are kept
+        for the expansion (``Search.trial``), so none is applied twice."""
+        depth = search.graph.depth[i]
+        # Deadlock condition: the set must hold an enabled progress event. With none enabled
+        # (only requests, say) no set can, so the state is fully expanded: a deadlock reached
+        # from it without the set's requests would keep them enabled, proving nothing.
+        candidates = self.candidates(st, events) if any(e.progress for e in events) else []
+        for S in candidates:
+            T = [e for e in events if e.pid in S]
+            if not any(e.progress for e in T):
+                continue
+            ok = True
+            for ev in T:
+                out, _k, j, _stuck, _goal = search.trial(st, st_key, ev)
+                self.check_local(st, ev, out.state)
+                if out.violations:        # a real one, whatever the set: report it
+                    return [ev]
+                if self.visible(st, ev, out.state) or (j is not None and
+                                                       search.graph.depth[j] <= depth):
+                    ok = False
+                    break
+            if ok:
+                search.reduced += len(T) < len(events)
+                for e in events:
+                    if e.pid not in S:
+                        search.cache.pop(e.id, None)
+                return T
+        for ev in events:           # full expansion: check locality on the rest too
+            self.check_local(st, ev, search.trial(st, st_key, ev)[0].state)
+        return events

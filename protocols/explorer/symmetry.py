@@ -12,42 +12,35 @@ from __future__ import annotations
 
 from collections import Counter, deque
 
-from ..kernel import State
+from ..kernel import State, Transitions
 from ..scenario import ScenarioError
-from .driver import Driver
 from .keys import Keyer, plain_key
 
 
-def _successors(drv: Driver, st: State) -> list[tuple[State, bool, bool]]:
+def _successors(ts: Transitions, st: State) -> list[tuple[State, bool, bool]]:
     """Each successor of ``st`` with whether the step violated safety / entered a CS."""
-    drv.load(st)
-    out = []
-    for ev in list(drv.enabled()):
-        drv.load(st)
-        o = drv.apply(ev)
-        out.append((o.state, bool(o.violations), o.entered_cs))
-    return out
+    return [(o.state, bool(o.violations), o.entered_cs) for _ev, o in ts.successors(st)]
 
 
-def verify(drv: Driver, keyer: Keyer, sample: int = 200, budget: int = 2000) -> None:
+def verify(ts: Transitions, keyer: Keyer, sample: int = 200, budget: int = 2000) -> None:
     """Raise ScenarioError naming the renaming that does not commute with the protocol.
     Checks the first ``sample`` states, fewer for large groups (states x renamings <= budget)."""
     if not keyer.group:
         return
     sample = max(10, min(sample, budget // len(keyer.group)))
     fifo = keyer.fifo
-    root = drv.sim.state()
+    root = ts.initial
     seen = {plain_key(root, fifo)}
     queue = deque([root])
     checked = 0
     while queue and checked < sample:
         st = queue.popleft()
         checked += 1
-        succ = _successors(drv, st)
+        succ = _successors(ts, st)
         for m in keyer.group:
             mine = Counter((plain_key(keyer.rename(s, m), fifo), v, c) for s, v, c in succ)
             theirs = Counter((plain_key(s, fifo), v, c)
-                             for s, v, c in _successors(drv, keyer.rename(st, m)))
+                             for s, v, c in _successors(ts, keyer.rename(st, m)))
             if mine != theirs:
                 swap = ", ".join(f"{a}→{b}" for a, b in m.items() if a != b)
                 raise ScenarioError(
@@ -59,5 +52,4 @@ def verify(drv: Driver, keyer: Keyer, sample: int = 200, budget: int = 2000) -> 
             if k not in seen:
                 seen.add(k)
                 queue.append(s)
-    drv.sim.restore(root)
-    drv._current = None
+    ts.forget()

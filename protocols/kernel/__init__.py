@@ -2,6 +2,7 @@
 
 - ``Simulator``: ``enabled()`` / ``step(id)``, time travel, ``state_hash()``.
 - ``Protocol`` / ``Ctx`` / ``Setup``: what a protocol module implements.
+- ``Transitions``: the search API (load a stored ``State``, apply one event, an ``Outcome``).
 - schedulers and monitors.
 """
 
@@ -22,7 +23,8 @@ from .protocol import Ctx, Protocol, Setup
 from .schedulers import KINDS as SCHEDULERS
 from .schedulers import make as make_scheduler
 from .sim import Simulator, State
+from .transitions import Outcome, Transitions
 
 __all__ = ["DELIVER", "ENV", "FAULT", "LOCAL", "TIMEOUT", "Action", "Event", "Guard", "Message",
            "Narration", "SimError", "Ctx", "Protocol", "Setup", "SCHEDULERS", "make_scheduler",
-           "Simulator", "State"]
+           "Simulator", "State", "Outcome", "Transitions"]

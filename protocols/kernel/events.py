@@ -77,10 +77,13 @@ class Guard:
     algorithm: str | None = None
     lines: tuple[int, ...] = ()
     waiting_for: str = ""   # e.g. "a Token from p3", shown when the guard is false
+    events: tuple[str, ...] = ()   # the enabled event ids this guard enables (inspector only)
+    receives: str = ""      # the message kind a receive guard waits for ("" = not a receive)
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "holds": self.holds, "algorithm": self.algorithm,
-                "lines": list(self.lines), "waiting_for": self.waiting_for}
+                "lines": list(self.lines), "waiting_for": self.waiting_for,
+                "events": list(self.events), "receives": self.receives}
 
 
 class Narration(NamedTuple):

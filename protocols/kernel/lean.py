@@ -95,6 +95,11 @@ class LeanSimulator(Simulator):
         self._load(st)
         self._refresh_all()
 
+    def load_with_actions(self, st: State, acts: dict[int, tuple[Event, ...]]) -> None:
+        """Make ``st`` current with its processes' enabled actions already known."""
+        self._load(st)
+        self._acts = dict(acts)
+
     def state(self) -> State:
         """``Simulator.state``, skipping the sorts when nobody is in a critical section or
         waiting (most states of a search)."""
@@ -215,8 +220,12 @@ class LeanSimulator(Simulator):
             self._remove_message(m)
             if m.dst not in self.crashed:
                 self.protocol.deliver(ctx, m)
+                if self._eager_hook is not None:
+                    self._settle(ctx)
         elif kind in (LOCAL, ENV, TIMEOUT):
             self.protocol.apply(ctx, ev.pid, ev.id.split(":", 2)[2])
+            if self._eager_hook is not None:
+                self._settle(ctx)
         else:
             self._apply_fault(ctx, ev)
         # The processes whose state this step may have changed, and their states' numbers: all

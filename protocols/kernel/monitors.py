@@ -64,6 +64,7 @@ class Monitors:
         # Opt-in (Protocol.livelock_bypass): a repeated state is a livelock when one requester
         # has waited through the whole period, even if others entered meanwhile (kout_tree Fig. 3).
         self._bypass = bool(getattr(sim.protocol, "livelock_bypass", False))
+        self.lean = False           # set by Transitions (see begin_transition)
 
     # ---------------------------------------------------------------- protocol events
     def on_send(self, m: Message) -> None:
@@ -74,17 +75,19 @@ class Monitors:
         self.delivered += 1
 
     def on_request(self, pid: str) -> None:
-        if pid not in self.sim.waiting:
-            self.requests += 1
-            self.sim.waiting[pid] = (self.sim.step_no, self.cs_entries)
+        """``pid`` started waiting (the simulator recorded it in ``waiting``)."""
+        self.requests += 1
 
-    def on_enter(self, pid: str, resources: tuple[str, ...]) -> None:
+    def on_enter(self, pid: str, resources: tuple[str, ...], served: tuple[int, int] | None,
+                 again: bool, over: list[str]) -> None:
+        """``pid`` entered its critical section (the simulator updated ``cs`` and ``usage``):
+        ``served`` is the waiting entry it ended, ``again`` whether it was in it already,
+        ``over`` the resources now used beyond their capacity."""
         sim = self.sim
-        if pid in sim.cs:
+        if again:
             self.violation(f"{pid} enters its critical section while already in it")
-        w = sim.waiting.pop(pid, None)
-        if w is not None:
-            rec = (pid, w[0], sim.step_no - w[0], self.cs_entries - w[1])
+        if served is not None:
+            rec = (pid, served[0], sim.step_no - served[0], self.cs_entries - served[1])
             i = len(self.served)
             if i < len(self._timeline_served):
                 self._timeline_served[i] = rec      # replaying the recorded timeline
@@ -92,32 +95,58 @@ class Monitors:
                 self._timeline_served.append(rec)
             self.served.append(rec)
         self.cs_entries += 1
-        sim.cs[pid] = resources
-        for r in resources:
-            users = sim.usage.setdefault(r, [])
-            users.append(pid)
-            cap = sim.capacity.get(r, 1)
-            if len(users) > cap:
-                who = ", ".join(users)
-                self.violation(f"resource {r} is used by {who} at once (capacity {cap})")
+        for r in over:
+            who = ", ".join(sim.usage[r])
+            self.violation(f"resource {r} is used by {who} at once "
+                           f"(capacity {sim.capacity.get(r, 1)})")
         if not self._bypass:
             self._seen.clear()
 
     def on_exit(self, pid: str) -> None:
-        sim = self.sim
-        for r in sim.cs.pop(pid, ()):
-            users = sim.usage.get(r)
-            if users and pid in users:
-                users.remove(pid)
-                if not users:
-                    del sim.usage[r]
+        """``pid`` left its critical section (nothing to count)."""
 
     def violation(self, text: str) -> None:
         key = (self.sim.step_no, "violation:" + text)
         self.findings[key] = Finding(self.sim.step_no, "violation", text)
 
+    # ---------------------------------------------------------------- transitions of a search
+    # ``Transitions`` (the kernel's search API) sets ``lean``: after a step only what protocols
+    # read (``last_event``) and the safety predicates are kept; the search judges deadlock on
+    # new states itself and finds cycles in its graph, so the per-timeline work (the enabled
+    # events, the wait-for graph, the livelock fingerprints) would be wasted on every transition.
+    def begin_transition(self) -> int:
+        """Forget the findings of the previous transition; returns the CS entries so far."""
+        self.findings.clear()
+        self._bad = frozenset()     # so the step reports every current violation as new
+        self._deadlocked = False
+        return self.cs_entries
+
+    def transition_violations(self) -> tuple[str, ...]:
+        """The violations the transition just applied reported (sorted), and bounded history."""
+        self._seen.clear()
+        if len(self.served) > 4096:      # metrics history, not needed by a search
+            self.forget_history()
+        if not self.findings:
+            return ()
+        return tuple(sorted(f.text for f in self.findings.values() if f.kind == "violation"))
+
+    def clear_history(self) -> None:
+        """Empty the livelock fingerprint memory (a per-timeline heuristic)."""
+        self._seen.clear()
+
+    def _after_step_lean(self, ev: Event) -> None:
+        self.last_event = ev
+        if self._checks:
+            bad = self.sim.protocol.violations(self.sim)
+            if bad:                     # rarely: skip the sort of an empty list otherwise
+                for text in sorted(set(bad)):
+                    self.violation(text)
+
     # ---------------------------------------------------------------- after every step
     def after_step(self, ev: Event) -> None:
+        if self.lean:
+            self._after_step_lean(ev)
+            return
         sim = self.sim
         step = sim.step_no
         self.last_event = ev        # e.g. kout_tree: a fault ends legitimacy, a protocol step not
@@ -126,16 +155,14 @@ class Monitors:
             for text in sorted(bad - self._bad):
                 self.violation(text)
             self._bad = bad
-        if not sim.waiting:
+        if not sim.has_unfinished():
             self._deadlocked = False
             self._seen.clear()
             return
-        enabled = sim.enabled()
-        stuck = not any(e.progress for e in enabled)
+        stuck = not sim.can_progress()
         if stuck and not self._deadlocked:
             cycle = self.wait_cycle()
-            who = ", ".join(sorted(sim.waiting))
-            text = f"deadlock: {who} wait{'s' if len(sim.waiting) == 1 else ''} and nothing can move"
+            text = "deadlock: " + _who(sim.unfinished(), sim.waiting) + " and nothing can move"
             if cycle:
                 text += "; wait-for cycle " + " → ".join(map(str, cycle + cycle[:1]))
             self.findings[(step, "deadlock")] = Finding(step, "deadlock", text, cycle)
@@ -147,7 +174,7 @@ class Monitors:
         starved = t0 is not None and self._bypass and sorted(
             p for p, w in sim.waiting.items() if w[0] <= t0)
         if t0 is not None and (starved or not self._bypass) \
-                and all(sim.since(e.id) > t0 for e in enabled if e.progress) \
+                and all(sim.since(e.id) > t0 for e in sim.enabled() if e.progress) \
                 and self._repeats(t0):
             period = step - t0
             if self._bypass:
@@ -156,8 +183,8 @@ class Monitors:
                         f"throughout the period")
             else:
                 text = (f"livelock: the global state of step {t0} repeats at step {step} while "
-                        f"{', '.join(sorted(sim.waiting))} wait and nobody entered a critical "
-                        f"section")
+                        f"{_who(sim.unfinished(), sim.waiting, plural=True)} and nobody entered a "
+                        "critical section")
             self.findings[(step, "livelock")] = Finding(step, "livelock", text, period=period)
         if len(self._seen) >= LIVELOCK_WINDOW:
             self._seen.clear()
@@ -240,6 +267,16 @@ class Monitors:
         """Drop the served-request history (the explorer, which has no timeline, calls this)."""
         del self.served[:]
         del self._timeline_served[:]
+
+
+def _who(unfinished: list[str], waiting: Any, plural: bool = False) -> str:
+    """"C1, C2 wait" when only waiting processes are unfinished (the wording before the
+    ``unfinished`` hook), else "C1 has not finished" / "C1, C3 have not finished"."""
+    if all(p in waiting for p in unfinished):
+        one = len(unfinished) == 1 and not plural
+        return f"{', '.join(unfinished)} wait{'s' if one else ''}"
+    return (f"{', '.join(unfinished)} "
+            f"{'has' if len(unfinished) == 1 else 'have'} not finished")
 
 
 def _base_violations(cls: type) -> Any:

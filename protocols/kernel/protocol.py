@@ -8,13 +8,16 @@ to do on a message) through a ``Ctx`` that records the step's effects. See
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+import dataclasses
+import re
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
 from .events import Action, Guard, Message
+from .variants import Variants
 
 if TYPE_CHECKING:  # pragma: no cover
     from .sim import Simulator
@@ -48,14 +51,44 @@ class Protocol:
     view_kind: str = "ring"          # ring | tree | quorum | game
     fault_kinds: tuple[str, ...] = ("drop", "duplicate", "crash")
     paper: str = ""                  # file name in shared/papers
+    # How the viewer draws each message type: kind -> (glyph, colour, short label), distinct
+    # (glyph, colour) pairs within the protocol; the label is always drawn, so colour never
+    # carries the meaning alone. Glyphs: circle, square, diamond, triangle, star, vee, hexagon.
+    message_styles: dict[str, tuple[str, str, str]] = {}
     # Livelock monitor: by default a repeated global state counts only if nobody entered a
     # critical section in between; True also counts it when some requester waited through the
     # whole period while others were served (starvation by a cycle, e.g. kout_tree's Fig. 3).
     livelock_bypass: bool = False
+    messages: tuple[str, ...] = ()   # the message kinds, where no on_<Kind> handler names them
+
+    # Named variants (kernel.variants): set ``variant_table`` and the class gets ``variants``
+    # and ``default_variant`` from it; handlers ask ``ctx.has(feature)``. ``ablated`` switches
+    # features off in every variant (benchmarks and tests show each repair is needed).
+    variant_table: Variants | None = None
+    ablated: frozenset[str] = frozenset()
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        t = cls.__dict__.get("variant_table")
+        if t is not None:
+            cls.variants = t.names
+            cls.default_variant = t.default
+
+    def has(self, variant: str, feature: str) -> bool:
+        """Whether ``variant`` switches ``feature`` on (and it is not ablated)."""
+        t = self.variant_table
+        return t is not None and feature in t.on(variant) and feature not in self.ablated
 
     # ---- building -------------------------------------------------------------------------
     def setup(self, scenario: Any, variant: str) -> Setup:
+        """The processes, initial states and config of ``scenario``; bad params raise
+        ``ScenarioError`` naming the field (``scenario_model`` validates them first)."""
         raise NotImplementedError
+
+    #: The pydantic model of this protocol's ``params`` / ``topology`` / ``workload``
+    #: (``protocols.scenario`` validates a scenario's three fields with it and serves its JSON
+    #: Schema at /api/schema/{protocol}); None: they stay free-form objects.
+    scenario_model: Any = None
 
     # ---- behaviour ------------------------------------------------------------------------
     def actions(self, config: Any, pid: str, state: Any) -> Sequence[Action]:
@@ -65,6 +98,13 @@ class Protocol:
         for processes a step touched.
         """
         return ()
+
+    def eager(self, config: Any, pid: str, state: Any) -> str | None:
+        """The name of an action of ``pid`` that happens at once, at the end of the step that
+        enables it (a status change the paper makes immediate), or None. After each delivery
+        or action the kernel applies these to the processes the step touched, round after
+        round (in process order), until none is left. Default: none."""
+        return None
 
     def deliver(self, ctx: "Ctx", msg: Message) -> None:
         handler = getattr(self, "on_" + msg.kind, None)
@@ -88,6 +128,14 @@ class Protocol:
     def wait_for(self, sim: "Simulator") -> nx.DiGraph:
         """The wait-for (or dependency) graph of the current state; edges u -> v: u waits for v."""
         return nx.DiGraph()
+
+    def unfinished(self, config: Any, pid: str, state: Any) -> bool:
+        """Whether ``pid`` has started something it has not finished beyond what the kernel
+        already knows (it requested and waits, or is in its critical section): e.g. a client
+        that left its critical section and waits for an acknowledgement. Deadlock and livelock
+        count every unfinished process, not only waiting ones. Default: nothing beyond the
+        kernel's own bookkeeping."""
+        return False
 
     def served_all(self, sim: "Simulator") -> bool:
         """Every request of the workload was made and served."""
@@ -123,7 +171,46 @@ class Protocol:
         import dataclasses
         return dataclasses.replace(state, **{var: value})
 
+    def inspect_guards(self, sim: "Simulator", pid: str) -> list[Guard]:
+        """The inspector's guards of ``pid`` in the simulator's current state, agreeing with
+        ``sim.enabled()``: a receive guard holds only while a message of its kind is deliverable
+        to ``pid`` (it lists those messages' ids in ``events``).
+
+        A receive guard is one with ``receives`` set (``"*"``: any message) or, for protocols
+        not yet declared as a rules table, one whose name mentions a message kind (of
+        ``message_kinds()`` or in flight: "receive Token", "take a PrioT"), or says "receive"
+        without one ("receive forms"). Rules-table protocols (``kernel.rules``) derive their
+        guards exactly instead."""
+        kinds = set(self.message_kinds())
+        kinds.update(m.kind for m in sim.inflight.values())
+        inbox: dict[str, list[str]] = {}
+        if pid not in sim.crashed:
+            for e in sim.enabled():
+                if e.kind == "deliver" and e.pid == pid:
+                    inbox.setdefault(e.msg.kind, []).append(e.id)
+                    inbox.setdefault("*", []).append(e.id)
+        out = []
+        for g in self.guards(sim.config, pid, sim.proc(pid)):
+            kind = g.receives or receive_kind(g.name, sorted(kinds))
+            if kind:
+                evs = tuple(inbox.get(kind, ()))
+                g = dataclasses.replace(g, holds=g.holds and bool(evs),
+                                        events=evs if g.holds else (), receives=kind)
+            out.append(g)
+        return out
+
+    def message_kinds(self) -> tuple[str, ...]:
+        """The kinds of message this protocol sends: ``messages`` if set, else one per
+        ``on_<Kind>`` handler.
+        The inspector uses them to tell receive guards, the viewer's legend to list them."""
+        if self.messages:
+            return self.messages
+        return tuple(sorted(a[3:] for a in dir(self) if a.startswith("on_") and a != "on_"))
+
     def message_label(self, msg: Message) -> str:
+        """The text drawn beside an in-flight message and in its delivery event's label
+        (default its kind; e.g. coterie adds a QUERY's stamp). The browser picks each kind's
+        glyph (shape and colour) from the kind itself, so a label may carry the body freely."""
         return msg.kind
 
     def is_progress(self, msg: Message) -> bool:
@@ -133,8 +220,38 @@ class Protocol:
         return True
 
     def view(self, sim: "Simulator") -> dict[str, Any]:
-        """Positions and per-node data for the browser; see docs/adding-a-protocol.md."""
+        """Positions and per-node data for the browser, in the shape of
+        ``kernel.viewschema.View`` (docs/adding-a-protocol.md, section 5)."""
         return {"layout": self.view_kind, "nodes": [], "edges": []}
+
+    # ---- explorer reductions (docs/explorer.md "Reductions"), all optional -----------------
+    # The explorer looks these up with getattr(protocol, name, None) and uses a reduction only
+    # when the protocol sets it; None (the default) means "not supported".
+    #: ``permute_state(config, state, mapping) -> state``: rename process ids inside one
+    #: process state (symmetry reduction; the scenario's ``symmetry`` lists what may swap).
+    permute_state: Callable[..., Any] | None = None
+    #: ``permute_message(config, kind, body, mapping) -> body``: the same for a message body.
+    permute_message: Callable[..., Any] | None = None
+    #: ``forget(config, pids, procs, messages) -> (procs, messages)``: erase values no future
+    #: step reads, for the explorer's keys only (audited during searches).
+    forget: Callable[..., Any] | None = None
+    #: ``por_senders(config) -> {pid: peers}``: who may send to whom (partial-order reduction).
+    por_senders: Callable[..., Any] | None = None
+    #: ``por_signature(config, pid, state) -> hashable``: what the monitors read of a process.
+    por_signature: Callable[..., Any] | None = None
+    #: Partial-order reduction on by default in ``allocscope check`` (only where the protocol
+    #: argues it cannot livelock, since the reduced search skips livelocks).
+    por_default: bool = False
+
+
+def receive_kind(name: str, kinds: Iterable[str]) -> str:
+    """The message kind a guard's name mentions as a whole word ("" when none does)."""
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name)
+    known = set(kinds)
+    for i, w in enumerate(words):
+        if w in known and (i == 0 or words[i - 1] not in ("send", "sends")):   # not "send Done"
+            return w
+    return "*" if "receive" in words else ""    # "receive forms": any message to it
 
 
 class Ctx:
@@ -157,6 +274,11 @@ class Ctx:
     @property
     def step(self) -> int:
         return self.sim.step_no
+
+    def has(self, feature: str) -> bool:
+        """Whether the running variant switches ``feature`` on (kernel.variants)."""
+        sim = self.sim
+        return sim.protocol.has(sim.variant, feature)
 
     def get(self, pid: str) -> Any:
         return self.sim.procs[self.sim.index[pid]]

@@ -76,6 +76,12 @@ class Simulator:
         if len(self.index) != len(self.pids):
             raise SimError("process ids must be unique")
         self.capacity = dict(setup.capacity)
+        # The protocol's ``unfinished`` hook, or None when it keeps the default (nothing beyond
+        # waiting and critical sections): ``unfinished()`` runs after every step.
+        self._unfinished_hook = (protocol.unfinished if type(protocol).unfinished
+                                 is not Protocol.unfinished else None)
+        self._eager_hook = (protocol.eager if type(protocol).eager is not Protocol.eager
+                            else None)
         self.monitors = Monitors(self)
 
         self.trace: list[str] = []                 # event ids applied, step k applied trace[k-1]
@@ -115,6 +121,7 @@ class Simulator:
             self._rehash_channel(c)
         self._enabled: list[Event] | None = None
         self._acts: dict[int, tuple[Event, ...]] = {}
+        self._n_progress = 0         # enabled action events with progress (see can_progress)
         self._since: dict[str, int] = {}
         for q in self._chan.values():
             for s in ([q[0]] if self.fifo else q):
@@ -202,12 +209,29 @@ class Simulator:
         return Event(m.id, DELIVER, m.dst, label, self.protocol.is_progress(m), m)
 
     def _request(self, pid: str) -> None:
-        self.monitors.on_request(pid)
+        if pid not in self.waiting:
+            self.waiting[pid] = (self.step_no, self.monitors.cs_entries)
+            self.monitors.on_request(pid)
 
     def _enter_cs(self, pid: str, resources: tuple[str, ...]) -> None:
-        self.monitors.on_enter(pid, resources)
+        again = pid in self.cs
+        served = self.waiting.pop(pid, None)
+        self.cs[pid] = resources
+        over = []
+        for r in resources:
+            users = self.usage.setdefault(r, [])
+            users.append(pid)
+            if len(users) > self.capacity.get(r, 1):
+                over.append(r)
+        self.monitors.on_enter(pid, resources, served, again, over)
 
     def _exit_cs(self, pid: str) -> None:
+        for r in self.cs.pop(pid, ()):
+            users = self.usage.get(r)
+            if users and pid in users:
+                users.remove(pid)
+                if not users:
+                    del self.usage[r]
         self.monitors.on_exit(pid)
 
     def _cancel(self, pid: str) -> None:
@@ -221,20 +245,26 @@ class Simulator:
         """Recompute the actions of process i (after a step touched it)."""
         pid = self.pids[i]
         old = self._acts.pop(i, ())
-        evs: tuple[Event, ...] = ()
+        since = self._since
+        step = self.step_no
+        ids = []
         if pid not in self.crashed:
-            acts = self.protocol.actions(self.config, pid, self.procs[i])
-            evs = tuple(Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
-                              a.label or a.name, a.progress) for a in acts)
-        if evs:
-            self._acts[i] = evs
-        if old:
-            keep = {e.id for e in evs}
-            for e in old:
-                if e.id not in keep:
-                    self._since.pop(e.id, None)
-        for e in evs:
-            self._since.setdefault(e.id, self.step_no)
+            evs = []
+            for a in self.protocol.actions(self.config, pid, self.procs[i]):
+                eid = f"{PREFIX[a.kind]}:{pid}:{a.name}"
+                evs.append(Event(eid, a.kind, pid, a.label or a.name, a.progress))
+                ids.append(eid)
+                if a.progress:
+                    self._n_progress += 1
+                if eid not in since:
+                    since[eid] = step
+            if evs:
+                self._acts[i] = tuple(evs)
+        for e in old:
+            if e.progress:
+                self._n_progress -= 1
+            if e.id not in ids:
+                since.pop(e.id, None)
         self._enabled = None
 
     def _refresh_all(self) -> None:
@@ -291,12 +321,37 @@ class Simulator:
 
     def event(self, event_id: str) -> Event:
         """The enabled event with this id, or a fault the protocol supports; else SimError."""
+        e = self._lookup(event_id)
+        if e is not None:
+            return e
         for e in self.enabled():
             if e.id == event_id:
                 return e
         if isinstance(event_id, str) and event_id.startswith("f:"):
             return self._fault_event(event_id)
         raise SimError(self._not_enabled(event_id))
+
+    def _lookup(self, event_id: Any) -> Event | None:
+        """The enabled delivery or action with this id, found without listing ``enabled()``
+        (None: not one of those, or not enabled; ``event`` then looks further)."""
+        if not isinstance(event_id, str) or len(event_id) < 2:
+            return None
+        head = event_id[0]
+        if head == "m":
+            seq = event_id[1:]
+            if not seq.isdigit():
+                return None
+            e = self._msg_events.get(int(seq))
+            if e is None or (self.fifo and self._chan[(e.msg.src, e.msg.dst)][0] != e.msg.seq):
+                return None
+            return e
+        if head in "aet" and event_id[1] == ":":
+            pid = event_id[2:].partition(":")[0]
+            i = self.index.get(pid)
+            for e in self._acts.get(i, ()) if i is not None else ():
+                if e.id == event_id:
+                    return e
+        return None
 
     def _not_enabled(self, event_id: Any) -> str:
         ids = self.enabled_ids()
@@ -355,10 +410,14 @@ class Simulator:
                 ctx.say(f"{m.kind} from {m.src} reaches {m.dst}, which has crashed: it is lost", m.dst)
             else:
                 self.protocol.deliver(ctx, m)
+                if self._eager_hook is not None:
+                    self._settle(ctx)
         elif kind in (LOCAL, ENV, TIMEOUT):
             name = ev.id.split(":", 2)[2]
             self._since.pop(ev.id, None)    # taken: if it stays enabled, it is enabled anew
             self.protocol.apply(ctx, ev.pid, name)
+            if self._eager_hook is not None:
+                self._settle(ctx)
         else:
             self._apply_fault(ctx, ev)
         for i in self._touched:
@@ -367,6 +426,23 @@ class Simulator:
         self._enabled = None
         self.monitors.after_step(ev)
         return tuple(ctx.narration)
+
+    def _settle(self, ctx: Ctx) -> None:
+        """Apply the protocol's eager actions (``Protocol.eager``) of the processes this step
+        touched, round after round, until none is left (at most 64 rounds)."""
+        eager, config, proto = self._eager_hook, self.config, self.protocol
+        for _ in range(64):
+            fired = False
+            for i in sorted(self._touched):
+                pid = self.pids[i]
+                if pid in self.crashed:
+                    continue
+                name = eager(config, pid, self.procs[i])
+                if name is not None:
+                    proto.apply(ctx, pid, name)
+                    fired = True
+            if not fired:
+                return
 
     def _apply_fault(self, ctx: Ctx, ev: Event) -> None:
         _, kind, target = ev.id.split(":", 2)
@@ -468,13 +544,49 @@ class Simulator:
             except SimError as exc:
                 raise SimError(f"schedule item {i} ({eid!r}) cannot be applied: {exc}") from None
 
+    def has_unfinished(self) -> bool:
+        """``bool(self.unfinished())``, cheaply (it runs after every step)."""
+        if self.waiting:
+            return True
+        crashed = self.crashed
+        if any(p not in crashed for p in self.cs):
+            return True
+        hook = self._unfinished_hook
+        if hook is None:
+            return False
+        config, procs = self.config, self.procs
+        return any(hook(config, p, procs[i]) for i, p in enumerate(self.pids) if p not in crashed)
+
+    def can_progress(self) -> bool:
+        """Whether some enabled event is a progress event (faults never are): without listing
+        the enabled events (a count of the progress actions is kept up to date)."""
+        if self._n_progress:
+            return True
+        if self.fifo:
+            events = self._msg_events
+            return any(events[q[0]].progress for q in self._chan.values())
+        return any(e.progress for e in self._msg_events.values())
+
+    def unfinished(self) -> list[str]:
+        """The processes that started something they have not finished: waiting, or (not
+        crashed) in their critical section or what the protocol's ``unfinished`` hook adds.
+        Deadlock and livelock are judged on these, not only on the waiting ones."""
+        out = set(self.cs)
+        if self._unfinished_hook is not None:
+            hook, config, procs = self._unfinished_hook, self.config, self.procs
+            out.update(p for i, p in enumerate(self.pids) if hook(config, p, procs[i]))
+        if self.crashed:
+            out.difference_update(self.crashed)
+        out.update(self.waiting)     # as before the hook: a waiting entry counts, crashed or not
+        return sorted(out)
+
     # ------------------------------------------------------------------ inspection
     def inspect(self, pid: str) -> dict[str, Any]:
         """Every variable of ``pid`` and each guarded action with its guard's truth value."""
         if pid not in self.index:
             raise SimError(f"no process {pid!r}; processes: {', '.join(self.pids)}")
         st = self.proc(pid)
-        guards = self.protocol.guards(self.config, pid, st)
+        guards = self.protocol.inspect_guards(self, pid)
         return {"pid": pid, "crashed": pid in self.crashed, "in_cs": pid in self.cs,
                 "waiting": pid in self.waiting,
                 "variables": self.protocol.describe(self.config, pid, st),

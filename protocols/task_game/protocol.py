@@ -20,6 +20,7 @@ from .data import (
     LEFT,
     NEW,
     REGISTERING,
+    VARIANT_TABLE,
     WINNING,
     AgentState,
     Config,
@@ -27,6 +28,7 @@ from .data import (
     TaskState,
     build_config,
 )
+from .fields import Fields
 from .managers import ManagerActions
 from .tasks import TaskActions
 
@@ -41,10 +43,23 @@ class TaskGame(AgentActions, ManagerActions, TaskActions, Protocol):
     id = "task_game"
     title = "Game of tasks for access to resources (Winkowski)"
     version = "1"
-    variants = ("restricted", "complete", "full")
-    default_variant = "full"
+    variant_table = VARIANT_TABLE
+    scenario_model = Fields
     channels = "fifo"
     view_kind = "game"
+    # A fixed glyph, colour and short label per message type (distinct pairs; the label is
+    # always drawn too, so colour never carries the meaning alone): read by the viewer.
+    message_styles = {
+        "Registration": ("square", "#0072B2", "Reg"),
+        "Admission": ("triangle", "#0072B2", "Adm"),
+        "Request": ("circle", "#0072B2", "Req"),
+        "Order": ("diamond", "#E69F00", "Order"),
+        "Advancing": ("vee", "#E69F00", "Adv"),
+        "Winning": ("star", "#000000", "Win"),
+        "Releasing": ("circle", "#5b6472", "Rel"),
+        "Withdrawal": ("hexagon", "#5b6472", "Wdr"),
+        "Info": ("hexagon", "#56B4E9", "Info"),
+    }
     fault_kinds = ("drop", "duplicate", "crash")
     paper = PAPER
 
@@ -103,32 +118,11 @@ class TaskGame(AgentActions, ManagerActions, TaskActions, Protocol):
     def _eager(self, name: str) -> bool:
         return name in self.EAGER or name.split(":", 1)[0] in self.EAGER_AGENT
 
-    def apply(self, ctx: Any, pid: str, name: str) -> None:
-        super().apply(ctx, pid, name)
-        self._settle(ctx)
-
-    def deliver(self, ctx: Any, msg: Any) -> None:
-        super().deliver(ctx, msg)
-        self._settle(ctx)
-
-    def _settle(self, ctx: Any) -> None:
-        """Apply enabled eager actions of the processes this step touched, until none is left."""
-        sim = ctx.sim
-        cfg: Config = ctx.config
-        for _ in range(64):
-            touched = sorted(sim._touched)
-            fired = False
-            for i in touched:
-                pid = sim.pids[i]
-                if pid in sim.crashed:
-                    continue
-                row = next((r for r in self._rows(cfg, pid, ctx.get(pid))
-                            if r.holds and self._eager(r.name)), None)
-                if row is not None:
-                    Protocol.apply(self, ctx, pid, row.name)
-                    fired = True
-            if not fired:
-                return
+    def eager(self, config: Config, pid: str, state: Any) -> str | None:
+        """The enabled eager action of ``pid``, if any: the kernel applies it at the end of the
+        step that enabled it (see ``Protocol.eager``)."""
+        return next((r.name for r in self._rows(config, pid, state)
+                     if r.holds and self._eager(r.name)), None)
 
     def message_label(self, msg: Any) -> str:
         if msg.kind == "Info":

@@ -31,7 +31,9 @@ export function setupControls(act) {
   const speed = $("speed");
   speed.addEventListener("input", () => { $("speed-out").textContent = fmtSpeed(sliderToSpeed(+speed.value)); });
   speed.addEventListener("change", () => act.speed(sliderToSpeed(+speed.value)));
-  $("speed-out").textContent = fmtSpeed(sliderToSpeed(+speed.value));
+  // the server plays at 4 steps a second until told otherwise: the label says so from the start
+  speed.value = String(speedToSlider(4));
+  $("speed-out").textContent = fmtSpeed(4);
   /** Reflect a speed chosen elsewhere (keyboard, tests, benchmarks) in the slider. */
   act.showSpeed = (s) => { speed.value = String(speedToSlider(s)); $("speed-out").textContent = fmtSpeed(s); };
   const sched = $("scheduler"), seed = $("seed");
@@ -67,8 +69,11 @@ export function setupControls(act) {
       if (!(t.id === "scrub" && (e.key === " "))) return;
     }
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const help = $("help");
+    if (!help.hidden && e.key === "Escape") { e.preventDefault(); showHelp(false); return; }
     const keys = { " ": () => act.togglePlay(), ArrowRight: () => act.step(), ArrowLeft: () => act.back(),
-      Home: () => act.goto(0), End: () => act.goto(act.model().total), Escape: () => act.arm(null) };
+      Home: () => act.goto(0), End: () => act.goto(act.model().total), Escape: () => act.arm(null),
+      "?": () => showHelp(help.hidden) };
     if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
   });
   // A focused button would also act on the space bar's keyup: the shortcut has handled it.
@@ -76,7 +81,31 @@ export function setupControls(act) {
     if (e.key === " " && e.target && e.target.tagName === "BUTTON") e.preventDefault();
   });
 
-  let lastMarkers = "";
+  function showHelp(on) {
+    $("help").hidden = !on;
+    if (on) $("help-close").focus(); else $("btn-help").focus();
+  }
+  $("btn-help").addEventListener("click", () => showHelp(true));
+  $("btn-compare").addEventListener("click", () => {
+    const m = act.model(), p = m.protocol || {};
+    const a = p.variant, b = (p.variants || []).find((v) => v !== a);
+    if (!b) return;
+    const sched = (act.trace ? act.trace() : []).map(encodeURIComponent).join(",");
+    location.href = `/compare/${encodeURIComponent((m.scenario || {}).id || act.page().scenario)}?a=${a}&b=${b}&step=${m.step}` + (sched ? `&schedule=${sched}` : "");
+  });
+  $("help-close").addEventListener("click", () => showHelp(false));
+  $("btn-present").addEventListener("click", () => {
+    const q = new URLSearchParams(location.search);
+    if (q.get("present") === "1") q.delete("present"); else q.set("present", "1");
+    q.set("step", String(act.model().step));
+    location.search = q.toString();
+  });
+  $("btn-present").setAttribute("aria-pressed", String(new URLSearchParams(location.search).get("present") === "1"));
+
+  const pick = $("branch-pick");
+  pick.addEventListener("change", () => act.branch(+pick.value));
+
+  let lastMarkers = "", lastMarks = "", lastBranches = "";
   return function update(m) {
     $("btn-play").textContent = m.playing ? "❚❚ pause" : "▶ play";
     $("btn-play").classList.toggle("on", m.playing);
@@ -100,7 +129,7 @@ export function setupControls(act) {
       if (corrupt.hidden === offered) corrupt.hidden = !offered;
       if (!offered && act.armed() === "corrupt") act.arm(null);
     }
-    const sig = m.total + JSON.stringify(m.findings.map((f) => [f.step, f.kind]));
+    const sig = m.total + JSON.stringify(m.findings.map((f) => [f.step, f.kind])) + JSON.stringify([m.branch, m.branches]);
     if (sig !== lastMarkers) {
       lastMarkers = sig;
       const box = $("markers");
@@ -112,9 +141,100 @@ export function setupControls(act) {
         b.style.left = `calc(${m.total ? (100 * f.step) / m.total : 0}% - 5px)`;
         b.title = `step ${f.step}: ${f.text}`;
         b.dataset.step = String(f.step);
+        b.setAttribute("aria-label", b.title);
         b.addEventListener("click", () => act.goto(f.step));
         box.appendChild(b);
       }
+      for (const br of forks(m)) {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "marker fork";
+        b.textContent = "⑂";
+        b.style.left = `calc(${m.total ? (100 * Math.min(br.at, m.total)) / m.total : 0}% - 7px)`;
+        b.title = `${br.label} parts from this run after step ${br.at}: click to switch to it`;
+        b.setAttribute("aria-label", b.title);
+        b.dataset.branch = String(br.id);
+        b.addEventListener("click", () => act.branch(br.id));
+        box.appendChild(b);
+      }
+    }
+    const marks = moments(m);
+    const msig = `${m.total}|${m.step}|${JSON.stringify(marks)}`;
+    if (msig !== lastMarks) { lastMarks = msig; drawMoments($("bookmarks"), marks, m, act); }
+    const bsig = JSON.stringify([m.branch, m.branches]);
+    if (bsig !== lastBranches) {
+      lastBranches = bsig;
+      $("branchbar").hidden = (m.branches || []).length < 2;
+      pick.replaceChildren();
+      for (const br of m.branches || []) {
+        const o = document.createElement("option");
+        o.value = String(br.id);
+        o.textContent = br.parent == null ? `${br.label} (${br.length} steps)`
+          : `${br.label}: from step ${br.fork} (${br.length} steps)`;
+        o.selected = br.id === m.branch;
+        pick.appendChild(o);
+      }
     }
   };
+}
+
+/** The branches that part from the current one, and at which step of it. */
+function forks(m) {
+  const cur = (m.branches || []).find((b) => b.id === m.branch);
+  if (!cur) return [];
+  const out = [];
+  for (const b of m.branches) {
+    if (b.id === cur.id) continue;
+    if (b.parent === cur.id) out.push({ id: b.id, label: b.label, at: b.fork });
+    else if (cur.parent === b.id) out.push({ id: b.id, label: b.label, at: cur.fork });
+  }
+  return out;
+}
+
+/** The scenario's figure moment and bookmarks for this variant, on this timeline. */
+export function moments(m) {
+  const sc = m.scenario || {};
+  const variant = (m.protocol || {}).variant;
+  const out = [];
+  let open = sc.open_at;
+  if (open && typeof open === "object") open = open[variant] ?? open.default;
+  const fig = (sc.paper && sc.paper.figure) || "figure";
+  for (const b of sc.bookmarks || []) {
+    if (b.variants && !b.variants.includes(variant)) continue;
+    if (b.step > m.total) continue;
+    out.push({ step: b.step, label: b.label, figure: b.step === open });
+  }
+  if (open != null && open <= m.total && !out.some((x) => x.step === open)) {
+    out.push({ step: open, label: fig.length < 30 ? fig : "the figure", figure: true });
+  }
+  return out.sort((a, b) => a.step - b.step);
+}
+
+/** Labelled chips under the scrubber at their steps; close ones stack in up to three rows. */
+function drawMoments(box, marks, m, act) {
+  box.replaceChildren();
+  box.hidden = !marks.length;
+  if (!marks.length) return;
+  const width = box.clientWidth || 800;
+  const rows = [[], [], []];
+  for (const k of marks) {
+    const x = m.total ? (width * k.step) / m.total : 0;
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = `moment${k.figure ? " figure" : ""}${k.step === m.step ? " here" : ""}`;
+    b.dataset.step = String(k.step);
+    b.textContent = `${k.figure ? "★ " : ""}${k.step}: ${k.label}`;
+    b.title = `step ${k.step}: ${k.label}${k.figure ? " (the paper's figure)" : ""}`;
+    b.addEventListener("click", () => act.goto(k.step));
+    box.appendChild(b);
+    const w = Math.min(b.scrollWidth + 4, width);
+    let left = Math.max(0, Math.min(width - w, x - 8));
+    let row = rows.findIndex((r) => r.every(([a, z]) => left >= z + 4 || left + w <= a - 4));
+    if (row < 0) { row = rows.length - 1; left = Math.max(0, Math.min(width - w, x - 8)); b.classList.add("crowded"); }
+    rows[row].push([left, left + w]);
+    b.style.left = `${left}px`;
+    b.style.top = `${row * 1.75}em`;
+  }
+  const used = rows.filter((r) => r.length).length;
+  box.style.height = `${used * 1.75}em`;
 }

@@ -82,7 +82,7 @@ export function setupCorruptPicker(box, { pick, cancel }) {
 
 function render(box, model, pid, items, pick, cancel) {
   box.replaceChildren();
-  box.appendChild(el("h3", "corrupt-title", `Corrupt a variable of ${pid}`));
+  box.appendChild(el("h2", "corrupt-title", `Corrupt a variable of ${pid}`));
   if (items.length) {
     box.appendChild(el("p", "corrupt-sub", "A transient fault: the variable jumps to this value, and the protocol has to recover."));
     // Two columns when long: the whole list and cancel fit at 1280×720 without scrolling.

@@ -3,9 +3,12 @@
 // (POST /api/scenarios/validate answers errors that name the field, e.g. "scenario.params.n").
 // Sources, from the URL: ?link=<id> or #s=<payload> (fork at a shared state), ?scenario=<id>&
 // variant=&schedule=&step= (fork from a viewer state), ?scenario=<id> (a gallery file as it is).
+// The protocol's JSON Schema (GET /api/schema/{protocol}, schema.js) completes knob names,
+// puts each knob's description, bounds and choices on its input, and marks errors inline.
 // All user-visible text is set with textContent; no inline scripts (CSP).
 
 import { createShortLink, saveBlob } from "./links.js";
+import { quickCheck, schemaOf, sectionFields } from "./schema.js";
 
 const $ = (id) => document.getElementById(id);
 const form = $("ed-form");
@@ -14,6 +17,7 @@ const SECTIONS = ["params", "topology", "workload"];
 
 let scenario = {};
 let protocols = new Map();   // protocol id -> variants
+let schema = null;           // the JSON Schema of the current protocol's scenarios (or null)
 let timer = null;
 let seq = 0;
 
@@ -111,6 +115,7 @@ function fillForm() {
   $("ed-schedule-len").textContent = String(scheduleOf(scenario).length);
   $("ed-clear-schedule").checked = false;
   buildKnobs();
+  loadSchema();
 }
 
 function buildKnobs() {
@@ -136,9 +141,52 @@ function buildKnobs() {
       }
       label.append(`${sec}.${key} `, input);
       label.title = `scenario.${sec}.${key}`;
+      hint(input, sec, key);
       list.appendChild(label);
     }
   }
+  completeKeys();
+}
+
+/** Put what the schema says of a knob on its input: description, bounds, choices. */
+function hint(input, sec, key) {
+  const f = sectionFields(schema, sec).fields.find((x) => x.key === key);
+  if (!f) return;
+  if (f.description) input.title = f.description;
+  if (input.type === "number") {
+    if (f.min !== undefined) input.min = String(f.min);
+    if (f.max !== undefined) input.max = String(f.max);
+  }
+  if (f.choices.length && input.dataset.kind === "string") {
+    const id = `ed-choices-${sec}-${key}`.replace(/[^A-Za-z0-9_-]/g, "_");
+    let dl = document.getElementById(id);
+    if (!dl) { dl = document.createElement("datalist"); dl.id = id; $("ed-knob-list").appendChild(dl); }
+    dl.replaceChildren(...f.choices.map((c) => { const o = document.createElement("option"); o.value = String(c); return o; }));
+    input.setAttribute("list", id);
+  }
+}
+
+/** The names the schema declares for the chosen section that the scenario does not set yet. */
+function completeKeys() {
+  const sec = $("ed-add-section").value;
+  const dl = $("ed-add-keys");
+  const have = new Set(Object.keys(scenario[sec] || {}));
+  dl.replaceChildren();
+  for (const f of sectionFields(schema, sec).fields) {
+    if (have.has(f.key)) continue;
+    const o = document.createElement("option");
+    o.value = f.key;
+    o.label = f.description || f.key;
+    dl.appendChild(o);
+  }
+}
+
+async function loadSchema() {
+  const want = scenario.protocol;
+  const s = await schemaOf(want);
+  if (scenario.protocol !== want) return;
+  schema = s;
+  buildKnobs();
 }
 
 function readForm() {
@@ -201,10 +249,37 @@ async function validateNow() {
   return res;
 }
 
+/** Each error also beside its own input (a knob, or a form field), not only in the list. */
+function markInline(errors) {
+  for (const el of document.querySelectorAll(".ed-inline")) el.remove();
+  for (const err of errors) {
+    const input = document.querySelector(`#ed-form [data-field="${CSS.escape(err.field)}"]`);
+    if (!input || !input.parentElement) continue;
+    const note = document.createElement("span");
+    note.className = "ed-inline";
+    note.textContent = err.message;
+    input.parentElement.appendChild(note);
+  }
+}
+
+/** The schema's own verdict while typing in the form (the server's answer follows). */
+function checkQuickly() {
+  if (!schema || activeTab() !== "form") return;
+  const sc = readForm();
+  const found = SECTIONS.flatMap((sec) => quickCheck(schema, sec, sc[sec]));
+  for (const el of document.querySelectorAll("#ed-knob-list .invalid")) el.classList.remove("invalid");
+  for (const err of found) {
+    const input = document.querySelector(`#ed-form [data-field="${CSS.escape(err.field)}"]`);
+    if (input) input.classList.add("invalid");
+  }
+  markInline(found);
+}
+
 function showErrors(res) {
   const ul = $("ed-errors");
   ul.replaceChildren();
   for (const el of document.querySelectorAll(".invalid")) el.classList.remove("invalid");
+  markInline(res.ok ? [] : res.errors);
   if (res.ok) {
     const s = res.summary || {};
     status(`valid: ${s.protocol} / ${s.variant}, ${s.processes} processes, schedule of ${s.schedule} events`, true);
@@ -264,7 +339,15 @@ function wire() {
       validateSoon();
     });
   }
-  form.addEventListener("input", validateSoon);
+  form.addEventListener("input", () => { checkQuickly(); validateSoon(); });
+  $("ed-add-section").addEventListener("change", completeKeys);
+  $("ed-add-key").addEventListener("input", () => {   // the default as the value's placeholder
+    const f = sectionFields(schema, $("ed-add-section").value).fields
+      .find((x) => x.key === $("ed-add-key").value.trim());
+    const known = f && f.default !== undefined && f.default !== null;
+    $("ed-add-value").placeholder = known ? `default ${JSON.stringify(f.default)}`
+      : "value (number, text or JSON)";
+  });
   form.addEventListener("change", (ev) => {
     if (ev.target.name === "protocol") { scenario = readForm(); fillForm(); }
     validateSoon();

@@ -19,11 +19,35 @@ const ITEMS = [
   ["wait-for / dependency cycle", (s) => svgEl("path", { d: "M-9,4Q0,-8 9,4", class: "lg-cycle" }, s)],
 ];
 
+// What each kind of edge means, shown only when such an edge is drawn.
+const EDGES = {
+  ring: ["ring link", "edge"],
+  tree: ["tree edge", "edge"],
+  dependency: ["dependency (Def. 3.1)", "edge kind-dependency"],
+  "strong-request": ["strong request (client → resource)", "edge kind-strong-request"],
+  "weak-request": ["weak request", "edge kind-weak-request"],
+  alpha: ["may use (α)", "edge kind-alpha"],
+  grant: ["permission granted", "edge kind-grant"],
+  interest: ["task needs pool", "edge kind-interest"],
+  manages: ["agent manages", "edge kind-manages"],
+};
+
+function edgeKinds(model) {
+  const out = new Set();
+  for (const e of (model && model.view.edges) || []) out.add(e.kind);
+  if (model && model.view.extra && model.view.extra.quorums) out.add("quorum");
+  return Array.from(out).filter((k) => EDGES[k] || k === "quorum");
+}
+
 export function setupLegend(box) {
   let last = "";
-  return function update() {
+  return function update(model) {
     const types = knownTypes();
-    const sig = types.join("|");
+    const kinds = edgeKinds(model);
+    // "holds the token" only where the algorithm has a token that someone holds or that travels
+    const tokens = !!model && (Array.from(model.view.nodes.values()).some((n) => n.token || n.has_token)
+      || types.some((t) => /tok/i.test(t)));
+    const sig = types.join("|") + "#" + kinds.join("|") + tokens;
     if (sig === last && box.childElementCount) return;
     last = sig;
     box.replaceChildren();
@@ -34,10 +58,16 @@ export function setupLegend(box) {
       span.appendChild(document.createTextNode(label));
       box.appendChild(span);
     };
-    for (const [label, draw] of ITEMS) add(label, draw);
+    for (const [label, draw] of ITEMS) if (tokens || label !== "holds the token") add(label, draw);
+    for (const k of kinds) {
+      if (k === "quorum") { add("quorum (hull)", (s) => svgEl("rect", { x: -8, y: -6, width: 16, height: 12, rx: 6, class: "lg-hull" }, s)); continue; }
+      const [label, cls] = EDGES[k];
+      add(label, (s) => svgEl("path", { d: "M-9,0L9,0", class: cls }, s), "lg-edge");
+    }
     for (const t of types) {
       const st = typeStyle(t);
-      add(t, (s) => svgEl("path", { d: shapePath(st.shape, 7), fill: st.colour }, s), "lg-msg");
+      const label = st.short && st.short !== t ? `${t} (${st.short})` : t;
+      add(label, (s) => svgEl("path", { d: shapePath(st.shape, 7), fill: st.colour }, s), "lg-msg");
     }
   };
 }

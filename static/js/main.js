@@ -2,7 +2,7 @@
 // frames to the model and redraws once per animation frame. Each concern lives in its module.
 
 import { Socket } from "./socket.js";
-import { applyFrame, clearDirty, emptyModel, trace } from "./model.js";
+import { applyFrame, applyHistory, clearDirty, emptyModel, trace } from "./model.js";
 import { makeStage, renderView } from "./views/common.js";
 import { hooksFor } from "./views/index.js";
 import { setupControls } from "./controls.js";
@@ -14,23 +14,34 @@ import { renderMetrics } from "./metrics.js";
 import { addSpacetimeDefs, setupSpacetime } from "./spacetime.js";
 import { setupLegend } from "./legend.js";
 import { setupCorruptPicker } from "./corrupt.js";
+import { setStyles } from "./messages.js";
 
 const $ = (id) => document.getElementById(id);
 const page = JSON.parse($("page-data").textContent);
+// On a classroom room's page (templates/room.html) the socket is the room's (static/js/room.js).
+const room = $("room-data") ? JSON.parse($("room-data").textContent) : null;
 const query = new URLSearchParams(location.search);
 if (query.get("present") === "1") document.body.classList.add("present");
 if (query.get("embed") === "1") document.body.classList.add("embed");
 
+// Titles and the teaches line are cut to one line; a click or a tap shows all of it.
+for (const id of ["scn-title", "teaches"]) {
+  const e = $(id);
+  if (e) e.addEventListener("click", () => e.classList.toggle("open"));
+}
+
 const model = emptyModel();
 const stage = makeStage($("view"));
 let hooks = hooksFor((page.protocol || {}).view_kind);
+setStyles((page.protocol || {}).message_styles);
 const ui = { selected: null, armed: null, corrupting: null, inspect: null, lastN: -1, forceAll: false, tab: "events" };
 
-const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
+const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${room ? room.ws : "/ws"}`;
 const socket = new Socket(wsUrl, {
   onFrame, onStatus,
   onReconnect: () => {
     // A session is rebuilt from scenario + schedule; the browser keeps the last 2000 steps only.
+    if (!model.scenario) return load();     // nothing was loaded yet (e.g. "server busy")
     const complete = !model.history.length || model.history[0].step === 1;
     if (complete) return load({ schedule: trace(model), step: model.step });
     toast("reconnected; this run was longer than the browser keeps, so it starts again", "notice");
@@ -68,6 +79,31 @@ function load(extra = {}) {
   return send(cmd);
 }
 
+// ---------------------------------------------------------------- variants
+/**
+ * Another variant at the same moment: the same schedule and step where they still apply. The
+ * variant's run may stop accepting the schedule at some event; then it opens at the last step
+ * that applies and says so (issue 17 item 9).
+ */
+async function switchVariant(v) {
+  const schedule = trace(model), step = model.step;
+  const base = page.link ? { link: page.link } : { scenario: page.scenario };
+  const q = new URLSearchParams(location.search);
+  q.set("variant", v); q.delete("schedule"); q.delete("step");
+  history.replaceState(null, "", `${location.pathname}?${q}`);
+  page.variant = v;
+  try {
+    await socket.send({ op: "load", ...base, variant: v, schedule, step });
+    toast(`variant ${v} at step ${step}, on the same schedule`, "notice");
+  } catch (e) {
+    const m = /schedule item (\d+)/.exec(e.message);
+    if (!m) { toast(e.message); return; }
+    const k = +m[1];
+    await send({ op: "load", ...base, variant: v, schedule: schedule.slice(0, k), step: Math.min(step, k) });
+    toast(`variant ${v}: the schedule stops applying at step ${k + 1} (${schedule[k]} is not possible there); shown at step ${Math.min(step, k)}`, "notice");
+  }
+}
+
 // ---------------------------------------------------------------- actions
 function showArmed() {
   const h = $("fault-hint");
@@ -82,6 +118,7 @@ function showArmed() {
 const act = {
   model: () => model,
   page: () => page,
+  trace: () => trace(model),
   armed: () => ui.armed,
   step: () => send({ op: "step" }),
   back: () => (model.step > 0 ? send({ op: "back" }) : null),
@@ -91,7 +128,8 @@ const act = {
   speed: (s) => { if (act.showSpeed) act.showSpeed(s); return send({ op: "speed", steps_per_second: s }); },
   scheduler: (kind, seed) => send(kind === "random" ? { op: "scheduler", kind, seed } : { op: "scheduler", kind }),
   deliver: (id) => send({ op: "deliver", event: id }),
-  variant: (v) => { const q = new URLSearchParams(location.search); q.set("variant", v); q.delete("schedule"); q.delete("step"); location.search = q.toString(); },
+  branch: (id, step) => send(step == null ? { op: "branch", branch: id } : { op: "branch", branch: id, step }),
+  variant: (v) => switchVariant(v),
   // Disarming (Esc, cancel, a fault sent, another fault armed) also closes the corrupt picker.
   arm: (k) => { ui.armed = k; if (k !== "corrupt") ui.corrupting = null; showArmed(); render(); },
 };
@@ -115,9 +153,23 @@ const handlers = {
   },
 };
 
+// After a long jump the log and the space-time diagram need the records in between: one range
+// request at a time, for the latest need (docs/websocket.md, "history").
+let historyAsked = null;
+function fetchHistory() {
+  const need = model.need;
+  if (ui.follow) return;          // a room's follower gets every record with the room's frames
+  if (!need || (historyAsked && historyAsked[0] === need[0] && historyAsked[1] === need[1])) return;
+  historyAsked = need;
+  socket.send({ op: "history", from: need[0], to: need[1] }).then((h) => {
+    historyAsked = null;
+    if (applyHistory(model, h)) { ui.fullSinceDraw = true; render(); }
+  }).catch(() => { historyAsked = null; });
+}
+
 let inspectAt = 0;
 function inspect() {
-  if (!ui.selected) return;
+  if (!ui.selected || ui.follow) return;   // a room's follower has no session to inspect
   inspectAt = performance.now();
   socket.send({ op: "inspect", proc: ui.selected }).catch(() => {});
 }
@@ -125,12 +177,15 @@ function inspect() {
 // ---------------------------------------------------------------- tabs
 function showTab(name) {
   ui.tab = name;
-  for (const t of document.querySelectorAll(".tab")) t.classList.toggle("active", t.dataset.tab === name);
+  for (const t of document.querySelectorAll(".tab[data-tab]")) {
+    t.classList.toggle("active", t.dataset.tab === name);
+    t.setAttribute("aria-selected", String(t.dataset.tab === name));
+  }
   for (const p of document.querySelectorAll(".pane")) p.classList.toggle("active", p.dataset.pane === name);
   if (name === "metrics") renderMetrics($("metrics"), model);
   if (name === "log") updNarration(model, false, true);
 }
-for (const t of document.querySelectorAll(".tab")) t.addEventListener("click", () => showTab(t.dataset.tab));
+for (const t of document.querySelectorAll(".tab[data-tab]")) t.addEventListener("click", () => showTab(t.dataset.tab));
 
 // ---------------------------------------------------------------- frames and drawing
 const updControls = setupControls(act);
@@ -158,22 +213,35 @@ function onFrame(msg) {
   timing.onmessage = (timing.onmessage || 0) + performance.now() - t0;
 }
 
+/** A layout may move the server's positions (the two-resource ring): every node that arrived. */
+function placeNodes(msg) {
+  if (!hooks.relayout) return;
+  const place = hooks.relayout(model.view);
+  if (!place) return;
+  if (msg.view) for (const n of model.view.nodes.values()) place(n);
+  else for (const n of (msg.view_patch && msg.view_patch.nodes) || []) place(model.view.nodes.get(String(n.id)));
+}
+
 function handleFrame(msg) {
   if (msg.type === "inspect") {
-    if (msg.proc === ui.selected) renderInspector($("inspector"), msg);
+    if (msg.proc === ui.selected) renderInspector($("inspector"), { ...msg, protocol: (model.protocol || {}).id }, act);
     return;
   }
   if (msg.type === "error") { if (msg.reply_to == null) toast(msg.message); return; }
+  if (msg.type === "history") return;      // handled where it was asked for
   if (msg.type !== "frame") return;
   if (msg.protocol && msg.protocol.view_kind) hooks = hooksFor(msg.protocol.view_kind);
+  if (msg.protocol) setStyles(msg.protocol.message_styles);
   const before = model.step, wasPlaying = model.playing;
   const kind = applyFrame(model, msg);
+  placeNodes(msg);
   if (kind === "full") ui.fullSinceDraw = true;
+  fetchHistory();
   if (model.notice && msg.notice !== ui.lastNotice) toast(model.notice, "notice");
   ui.lastNotice = msg.notice;
   // Replaying a recorded stretch does not fire a monitor anew on the server, so stop here when
   // play crosses a marker of the timeline: a finding is always shown, never played through.
-  const crossed = wasPlaying && model.playing
+  const crossed = !ui.follow && wasPlaying && model.playing
     && model.findings.find((f) => f.step > before && f.step <= model.step);
   if (crossed) send({ op: "pause" }).then(() => { if (model.step !== crossed.step) act.goto(crossed.step); });
   if (ui.selected && (!model.playing || performance.now() - inspectAt > 500)) inspect();
@@ -208,7 +276,7 @@ function draw() {
   const t2 = performance.now();
   if (!model.playing || t2 - (ui.stAt || 0) > 100) { ui.stAt = t2; updSpacetime(model); }
   const t3 = performance.now();
-  updLegend();
+  updLegend(model);
   if (ui.tab === "metrics" && t3 - metricsAt > 250) { metricsAt = t3; renderMetrics($("metrics"), model); }
   clearDirty(model);
   const b = document.body.dataset;
@@ -228,9 +296,17 @@ window.allocscope = { model, act, ui, timing, socket };
 import("./check.js")
   .then((check) => check.startCheck({ model, page, socket, toast }))
   .catch((e) => console.error("check tools unavailable", e));
+// In a room, room.js says hello on the room's socket instead of loading (the teacher's state).
+if (room) {
+  import("./room.js")
+    .then((r) => r.startRoom({ room, model, page, socket, act, ui, toast, render, handlers }))
+    .catch((e) => toast(`the room could not start: ${e.message}`));
+} else {
+  import("./room_start.js").then((r) => r.addRoomButton({ model, page, toast })).catch(() => {});
+}
 // Share / fork / export tools (static/js/share.js, when present) may first point `page` at a
 // shared state carried by the link; then we load.
 import("./share.js")
   .then((share) => share.startShare({ model, page, trace, toast }))
   .catch(() => true)
-  .then((go) => { if (go !== false) load(); });
+  .then((go) => { if (go !== false && !room) load(); });

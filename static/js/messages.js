@@ -7,7 +7,12 @@ import { attr, el, keyed, text, tip } from "./svg.js";
 // vermillion and bluish green are kept for cycles and critical sections.
 const COLOURS = ["#0072B2", "#CC79A7", "#56B4E9", "#E69F00", "#000000", "#7a5a00", "#5b6472"];
 const SHAPES = ["circle", "square", "diamond", "triangle", "hexagon", "vee", "star"];
-const assigned = new Map();   // type -> index, stable for a page
+const assigned = new Map();   // type -> index, stable for a page (types with no declared style)
+let declared = {};            // the protocol's message_styles: type -> {glyph, colour, short}
+const seen = new Set();       // the types that have appeared (the legend lists only those)
+
+/** The protocol's fixed styles (frames' protocol.message_styles). */
+export function setStyles(styles) { declared = styles || {}; }
 
 function hash(s) {
   let h = 7;
@@ -17,6 +22,9 @@ function hash(s) {
 
 /** The (shape, colour) of a message type: by hash, moving on when another type took it. */
 export function typeStyle(type) {
+  seen.add(type);
+  const d = declared[type];
+  if (d) return { shape: d.glyph, colour: d.colour, short: d.short || type };
   let i = assigned.get(type);
   if (i === undefined) {
     const used = new Set(assigned.values());
@@ -24,10 +32,10 @@ export function typeStyle(type) {
     for (let k = 0; k < SHAPES.length && used.has(i); k++) i = (i + 1) % SHAPES.length;
     assigned.set(type, i);
   }
-  return { shape: SHAPES[i], colour: COLOURS[i % COLOURS.length] };
+  return { shape: SHAPES[i], colour: COLOURS[i % COLOURS.length], short: type };
 }
 
-export function knownTypes() { return Array.from(assigned.keys()); }
+export function knownTypes() { return Array.from(seen); }
 
 /** Path data of a shape of radius r centred on 0,0. */
 export function shapePath(shape, r) {
@@ -42,8 +50,8 @@ export function shapePath(shape, r) {
     case "triangle": return poly(3, -Math.PI / 2);
     case "hexagon": return poly(6, 0);
     case "vee": return poly(3, Math.PI / 2);
-    case "star": return p(Array.from({ length: 10 }, (_, k) => {
-      const a = -Math.PI / 2 + (Math.PI * k) / 5, rr = k % 2 ? r * 0.45 : r;
+    case "star": return p(Array.from({ length: 10 }, (_, k) => {   // tokens: a size larger
+      const a = -Math.PI / 2 + (Math.PI * k) / 5, rr = k % 2 ? r * 0.62 : r * 1.45;
       return [rr * Math.cos(a), rr * Math.sin(a)];
     }));
     default: return `M${-r},0a${r},${r} 0 1,0 ${2 * r},0a${r},${r} 0 1,0 ${-2 * r},0Z`;
@@ -97,11 +105,14 @@ export function drawMessages(layer, model, hooks, opts) {
   const showLabels = placed.length <= 40 && opts.labels;
   keyed(layer, placed, (p) => p.m.id,
     (p) => {
-      const g = el("g", { class: "msg", "data-id": p.m.id });
+      const g = el("g", { class: "msg", "data-id": p.m.id, tabindex: "0", role: "button" });
       el("circle", { class: "msg-hit" }, g);   // a larger target than the shape, for clicks
       el("path", { class: "msg-shape" }, g);
       el("text", { class: "msg-label", dy: "0.35em" }, g);
       g.addEventListener("click", (ev) => { ev.stopPropagation(); hooks.click(g.__m); });
+      g.addEventListener("keydown", (ev) => {   // Enter delivers (or drops / duplicates, armed)
+        if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); ev.stopPropagation(); hooks.click(g.__m); }
+      });
       return g;
     },
     (g, p) => {
@@ -121,11 +132,50 @@ export function drawMessages(layer, model, hooks, opts) {
       attr(lab, "y", (p.ny * size * 1.5).toFixed(1));
       attr(lab, "text-anchor", p.nx > 0.3 ? "start" : p.nx < -0.3 ? "end" : "middle");
       if (Math.abs(p.nx) <= 0.3) attr(lab, "y", (p.ny * size * 2.2).toFixed(1));
-      // Only the messages that can be delivered now are named; the ones queued behind them
-      // keep their shape and colour, and their tooltip.
-      text(lab, showLabels && m.deliverable ? (m.label || m.type) : "");
-      tip(g, `${m.label || m.type} ${m.src}→${m.dst} (${m.id}, sent at step ${m.sent_step ?? "?"})` +
-        (m.deliverable ? " — click to deliver" : " — queued behind an older message on this channel"));
+      // Messages that can be delivered now carry their full label; the ones queued behind them
+      // keep their type's short label (never a bare shape), and their tooltip.
+      text(lab, showLabels ? (m.deliverable ? (m.label || m.type) : st.short) : "");
+      g.__lab = { x: lab.getAttribute("x"), y: lab.getAttribute("y"), anchor: lab.getAttribute("text-anchor"),
+                  text: lab.textContent, short: st.short };
+      const says = `${m.label || m.type} ${m.src}→${m.dst} (${m.id}, sent at step ${m.sent_step ?? "?"})` +
+        (m.deliverable ? " — click or Enter to deliver" : " — queued behind an older message on this channel");
+      tip(g, says);
+      attr(g, "aria-label", says);
     },
     (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}`);
+  if (showLabels) declutter(layer);
+}
+
+const overlaps = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+  && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+
+/**
+ * Message labels never sit on another label (issue 17 item 3): deliverable ones first, each
+ * tries its place, then the other side of its link, then its type's short label there, and is
+ * left unlabelled (its tooltip and aria-label keep the name) only when all of them collide.
+ */
+function declutter(layer) {
+  const svg = layer.ownerSVGElement;
+  if (!svg) return;
+  const fixed = Array.from(svg.querySelectorAll("text"))
+    .filter((t) => !layer.contains(t) && t.textContent.trim())
+    .map((t) => t.getBoundingClientRect()).filter((r) => r.width > 0);
+  const kept = [];
+  const gs = Array.from(layer.children).filter((g) => g.__lab)
+    .sort((a, b) => (b.__m && b.__m.deliverable ? 1 : 0) - (a.__m && a.__m.deliverable ? 1 : 0));
+  for (const g of gs) {
+    const lab = g.children[2], d = g.__lab;
+    if (!d.text) continue;
+    const flip = { start: "end", end: "start", middle: "middle" };
+    const tries = [[d.x, d.y, d.anchor, d.text], [String(-d.x), String(-d.y), flip[d.anchor], d.text],
+      [d.x, d.y, d.anchor, d.short], [String(-d.x), String(-d.y), flip[d.anchor], d.short]];
+    let ok = false;
+    for (const [x, y, anchor, txt] of tries) {
+      lab.setAttribute("x", x); lab.setAttribute("y", y); lab.setAttribute("text-anchor", anchor);
+      lab.textContent = txt;
+      const r = lab.getBoundingClientRect();
+      if (!fixed.some((f) => overlaps(f, r)) && !kept.some((k) => overlaps(k, r))) { kept.push(r); ok = true; break; }
+    }
+    if (!ok) lab.textContent = "";
+  }
 }

@@ -12,7 +12,7 @@ export function renderMetrics(box, m) {
   para(`messages sent ${x.messages ?? 0} · delivered ${x.delivered ?? 0}`);
 
   const byType = Object.entries(x.messages_by_type || {});
-  const h4 = document.createElement("h4");
+  const h4 = document.createElement("h3");
   h4.textContent = "messages by type";
   box.appendChild(h4);
   const W = 300, bh = 18;
@@ -27,7 +27,7 @@ export function renderMetrics(box, m) {
   box.appendChild(svg);
 
   const per = x.per_request || [];
-  const h5 = document.createElement("h4");
+  const h5 = document.createElement("h3");
   h5.textContent = `waiting time per served request (steps; mean ${x.response_time?.mean ?? "—"}, max ${x.response_time?.max ?? "—"})`;
   box.appendChild(h5);
   const n = Math.min(per.length, 60), recent = per.slice(-n);

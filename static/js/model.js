@@ -7,6 +7,10 @@ export function emptyModel() {
     scheduler: { kind: "manual", seed: 0 }, enabled: [], narration: [],
     monitors: { safety: "ok", deadlock: null, livelock: null, violations: [], fired: [] },
     findings: [], metrics: {}, history: [], protocol: null, scenario: null,
+    // records of steps after the current one (kept when stepping back, so going forward again
+    // needs no answer from the server), the branches of the event tree, and a range of records
+    // the page must fetch ({op: "history"}) after a long jump
+    ahead: new Map(), branches: [], branch: 0, need: null,
     view: { layout: "ring", nodes: new Map(), edges: [], queues: new Map(), cycles: [],
             extra: {}, messages: new Map() },
     dirty: { nodes: new Set(), queues: true, edges: true, messages: true, cycles: true,
@@ -15,6 +19,8 @@ export function emptyModel() {
 }
 
 const qkey = (q) => `${q.node}\u0000${q.name}`;
+const msgNo = (id) => { const n = parseInt(String(id).replace(/^\D+/, ""), 10); return Number.isNaN(n) ? 0 : n; };
+const KEEP = 2000;   // records of the past the page keeps (the log and the space-time diagram)
 
 function setView(m, v) {
   const view = m.view;
@@ -49,6 +55,10 @@ function patchView(m, p) {
     for (const id of mp.remove || []) view.messages.delete(String(id));
     for (const x of mp.add || []) view.messages.set(String(x.id), x);
     for (const x of mp.update || []) view.messages.set(String(x.id), x);
+    // Going back re-adds older messages: keep the map in send order (the oldest nearest dst).
+    if ((mp.add || []).length) {
+      view.messages = new Map([...view.messages].sort((a, b) => msgNo(a[0]) - msgNo(b[0])));
+    }
     if ((mp.remove || []).length || (mp.add || []).length || (mp.update || []).length) m.dirty.messages = true;
   }
 }
@@ -66,7 +76,15 @@ export function applyFrame(m, f) {
   m.narration = f.narration || [];
   m.notice = f.notice || "";
   if (f.monitors) m.monitors = f.monitors;
-  if (f.metrics) m.metrics = f.metrics;
+  if (f.metrics) {
+    // incremental frames carry only the served requests added since the previous frame
+    const add = f.metrics.per_request_add, drop = f.metrics.per_request_drop || 0;
+    const kept = (m.metrics.per_request || []).slice(0, Math.max(0, (m.metrics.per_request || []).length - drop));
+    const per = add ? kept.concat(add).slice(-200) : f.metrics.per_request;
+    m.metrics = { ...f.metrics, per_request: per || [] };
+    delete m.metrics.per_request_add;
+    delete m.metrics.per_request_drop;
+  }
   if (f.protocol) m.protocol = f.protocol;
   if (f.scenario) m.scenario = f.scenario;
   let full = false;
@@ -77,23 +95,71 @@ export function applyFrame(m, f) {
     if (!m.findings.some((y) => y.step === x.step && y.kind === x.kind)) m.findings.push(x);
   }
   m.findings = m.findings.filter((x) => x.step <= m.total);
-  if (f.history) { m.history = f.history.filter(Boolean); full = true; }
+  if (f.branches) m.branches = f.branches;
+  if (f.branch != null) m.branch = f.branch;
+  if (f.forget_after != null) {     // recorded steps changed (a fork, a branch switch, a load)
+    const k = f.forget_after;
+    m.history = m.history.filter((r) => r.step <= k);
+    for (const s of [...m.ahead.keys()]) if (s > k) m.ahead.delete(s);
+  }
+  if (f.history) { m.history = f.history.filter(Boolean); m.ahead.clear(); full = true; }
   else if (f.step_record || (f.skipped_records && f.skipped_records.length)) {
     // Coalesced play frames carry the records of the steps they skipped, then this step's.
     const recs = (f.skipped_records || []).concat(f.step_record ? [f.step_record] : []);
     const first = recs[0].step;
     while (m.history.length && m.history[m.history.length - 1].step >= first) m.history.pop();
-    for (const r of recs) m.history.push(r);
-    if (m.history.length > 2000) m.history.splice(0, m.history.length - 2000);
-  } else if (m.step < prevStep) {
-    m.history = m.history.filter((r) => r.step <= m.step);
+    fillFromAhead(m, first - 1);
+    for (const r of recs) { m.history.push(r); m.ahead.delete(r.step); }
   }
+  if (m.step < prevStep || m.history.length && m.history[m.history.length - 1].step > m.step) {
+    while (m.history.length && m.history[m.history.length - 1].step > m.step) {
+      const r = m.history.pop();
+      m.ahead.set(r.step, r);
+    }
+  }
+  fillFromAhead(m, m.step);
+  if (m.history.length > KEEP) m.history.splice(0, m.history.length - KEEP);
+  for (const s of [...m.ahead.keys()]) if (s > m.total) m.ahead.delete(s);
+  // After a long jump forward the records in between come by range: say which are missing.
+  const have = m.history.length ? m.history[m.history.length - 1].step : 0;
+  const lo = Math.max(have, m.step - KEEP);
+  m.need = m.step > have ? [lo, m.step] : null;
+  if (m.need && have && lo > have) m.history = [];     // a gap: the old records are too far back
   return full ? "full" : "patch";
+}
+
+/** Move records from the "ahead" store onto the history while they continue it, up to step k. */
+function fillFromAhead(m, k) {
+  let last = m.history.length ? m.history[m.history.length - 1].step : 0;
+  while (last < k && m.ahead.has(last + 1)) {
+    last += 1;
+    m.history.push(m.ahead.get(last));
+    m.ahead.delete(last);
+  }
+}
+
+/** Records fetched by range (answer to {op: "history"}): merge those that continue the past. */
+export function applyHistory(m, h) {
+  if (h.branch !== m.branch) return false;
+  const recs = h.records.filter((r) => r.step <= m.step);
+  const have = new Set(m.history.map((r) => r.step));
+  const merged = m.history.concat(recs.filter((r) => !have.has(r.step)));
+  merged.sort((a, b) => a.step - b.step);
+  // keep the contiguous run that ends at the current step
+  let i = merged.length - 1;
+  while (i > 0 && merged[i - 1].step === merged[i].step - 1) i--;
+  m.history = merged.slice(i).slice(-KEEP);
+  const last = m.history.length ? m.history[m.history.length - 1].step : 0;
+  m.need = last < m.step ? [Math.max(last, m.step - KEEP), m.step] : null;
+  return true;
 }
 
 /** The event ids of the run so far (to rebuild the session after a reconnect). */
 export function trace(m) {
-  return m.history.filter((r) => r.step <= m.total).map((r) => r.event);
+  const past = m.history.filter((r) => r.step <= m.total).map((r) => r.event);
+  let k = m.history.length ? m.history[m.history.length - 1].step : 0;
+  while (m.ahead.has(k + 1)) { k += 1; past.push(m.ahead.get(k).event); }
+  return past;
 }
 
 export function clearDirty(m) {

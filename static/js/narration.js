@@ -3,11 +3,20 @@
 
 const MAX_ROWS = 400;
 
-function ref(r) {
+/**
+ * A reference as the paper writes it: numbered pseudocode ("Alg. 2 l.50–58"); coterie's
+ * AllocResource is written in Cases ("AllocResource, Case 4"); the game of tasks cites pages of
+ * its sections ("Sec. 3, p. 15").
+ */
+export function ref(r, protocol = "") {
   if (!r || !r.algorithm) return "";
   const ls = r.lines || [];
-  const lines = ls.length === 0 ? "" : ls.length === 1 ? ` l.${ls[0]}` : ` l.${ls[0]}–${ls[ls.length - 1]}`;
-  return `Alg. ${r.algorithm}${lines}`;
+  const span = (pre, sep) => (ls.length === 0 ? "" : ls.length === 1 ? `${sep}${pre}${ls[0]}`
+    : `${sep}${pre}${ls[0]}–${ls[ls.length - 1]}`);
+  if (protocol === "coterie") return `${r.algorithm}${span(ls.length > 1 ? "Cases " : "Case ", ", ")}`;
+  if (protocol === "task_game" || /^(Sec|Section)\b/.test(String(r.algorithm))) return `${r.algorithm}${span(ls.length > 1 ? "pp. " : "p. ", ", ")}`;
+  const alg = /^\d/.test(String(r.algorithm)) ? `Alg. ${r.algorithm}` : String(r.algorithm);
+  return `${alg}${span("l.", " ")}`;
 }
 
 export function setupNarration(list, procSel, typeSel, act) {
@@ -48,11 +57,15 @@ export function setupNarration(list, procSel, typeSel, act) {
     li.appendChild(s);
     const body = document.createElement("div");
     body.className = "log-body";
-    const lines = r.narration && r.narration.length ? r.narration : [{ text: r.event, ref: null }];
+    // a step the protocol did not narrate (e.g. a message that only updates what its receiver
+    // knows) still says what happened, in words, not a bare event id
+    const plain = r.kind === "deliver" && r.type
+      ? `${r.dst} receives ${r.type} from ${r.src} (${r.event})` : r.event;
+    const lines = r.narration && r.narration.length ? r.narration : [{ text: plain, ref: null }];
     for (const n of lines) {
       const p = document.createElement("p");
       p.textContent = n.text;
-      const rf = ref(n.ref);
+      const rf = ref(n.ref, ((act.model().protocol) || {}).id);
       if (rf) {
         const span = document.createElement("span");
         span.className = "ref";

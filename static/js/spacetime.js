@@ -49,7 +49,8 @@ export function setupSpacetime(svg, act) {
     const msgs = recs.filter((r) => r.kind === "deliver" && lane.has(String(r.dst)));
     keyed(arrowsG, msgs, (r) => `a${r.step}`,
       () => {
-        const g = el("g", { class: "st-msg" });
+        const g = el("g", { class: "st-msg", tabindex: "0", role: "button" });
+        g.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); act.goto(g.__r.step); } });
         el("line", { class: "hit" }, g);
         el("line", { class: "shaft", "marker-end": "url(#st-arrow)" }, g);
         g.addEventListener("click", () => act.goto(g.__r.step));

@@ -1,0 +1,1 @@
+"""Guided lessons: lesson files, their model, the predicate language and the checker."""

@@ -1,0 +1,40 @@
+"""Verify repaired variants over whole instance families, and sweep seeds for distributions.
+
+``verify(protocol, variant, family)`` yields one row per instance (explorer + seeded random
+runs, ``runner.verify_instance``) from a local process pool or a Dask cluster;
+``report`` turns rows into the table, the JSON summary and replayable counterexample files;
+``sweep`` runs one scenario under many seeds for metric distributions against the paper's bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .families import Family, get, instances
+from .runner import run_tasks, verify_instance
+
+
+def tasks(fam: Family, variant: str, *, quick: bool = False, max_states: int | None = None,
+          seeds: int | None = None, max_seconds: float | None = None,
+          first: int | None = None) -> Iterator[dict[str, Any]]:
+    """The picklable task of each instance (``first``: only that many, for a taste)."""
+    for i, inst in enumerate(instances(fam, quick=quick)):
+        if first is not None and i >= first:
+            return
+        yield {"index": i, "name": inst.name, "scenario": inst.scenario, "variant": variant,
+               "max_states": max_states or fam.max_states,
+               "seeds": fam.seeds if seeds is None else seeds, "steps": fam.steps,
+               "max_seconds": max_seconds, "faults": fam.faults,
+               "judge_faults": fam.judge_faults, "locality": fam.locality.get(variant),
+               "worst": fam.worst}
+
+
+def verify(fam: Family, variant: str, *, scheduler_address: str | None = None,
+           workers: int | None = None, **kw: Any) -> Iterator[dict[str, Any]]:
+    """Rows as instances finish (any order; ``index`` says which)."""
+    yield from run_tasks(verify_instance, tasks(fam, variant, **kw), scheduler_address,
+                         workers)
+
+
+__all__ = ["Family", "get", "instances", "tasks", "verify", "verify_instance"]

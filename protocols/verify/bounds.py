@@ -1,0 +1,134 @@
+"""Bounds as worst cases: the maximum of a per-request metric over *every* schedule.
+
+The explorer's ``check`` answers safety and liveness questions and keeps its graph to itself,
+so this module runs its own breadth-first search over pairs (global state, the metric's running
+counts), through the kernel's public ``Simulator`` (``state``, ``restore``, ``enabled``,
+``step``). A running count is capped one above the bound, so the product stays finite and a
+count past the bound is still seen. When the search is exhausted, ``max`` is the worst case
+over all schedules, with a schedule reaching it; otherwise the answer is ``limit`` and ``max``
+only a lower bound of the worst case.
+
+Metrics:
+- ``waiting_time``: for each request, the critical-section entries by other processes between
+  the request and the requester's own entry (Raynal's waiting time, kout_tree's Theorem 2:
+  ℓ(2n−3)²). As the kernel counts it, the entry is the requester's EnterCS event.
+- ``forms_per_task`` (task_game): forms a task sends from its creation on, against 6ρ
+  (restricted) or 7ρ (with order forms), ρ = |interest|; reported as forms ÷ ρ (the largest
+  over the tasks), so the bound is 6 or 7.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any
+
+
+def bound_of(sim: Any, metric: str) -> tuple[float, str]:
+    cfg = sim.config
+    if metric == "waiting_time" and sim.protocol.id == "kout_tree":
+        n = cfg.tree.n
+        return cfg.ell * (2 * n - 3) ** 2, "ℓ(2n−3)², Theorem 2"
+    if metric == "forms_per_task" and sim.protocol.id == "task_game":
+        per = 6 if sim.variant == "restricted" else 7
+        return per, f"{per}ρ forms per task (per pool: {per})"
+    raise ValueError(f"no bound for {metric} on {sim.protocol.id}")
+
+
+def worst_case(scenario: Any, variant: str | None, metric: str,
+               max_states: int = 100_000, max_seconds: float | None = None) -> dict[str, Any]:
+    """Breadth-first over (state, running counts); the largest value met and its schedule."""
+    from ..runner import build
+    t0 = time.perf_counter()
+    sim = build(scenario, variant)
+    bound, what = bound_of(sim, metric)
+    cap = int(bound * _scale(sim, metric)) + 1
+    start = sim.state()
+    acc0: tuple = ()
+    seen = {(start.key(), acc0): 0}
+    parent: list[tuple[int, str | None]] = [(-1, None)]
+    todo = deque([(start, acc0, 0)])
+    best, best_edge = 0.0, (0, None)
+    stopped = None
+    while todo:
+        if len(seen) >= max_states:
+            stopped = "max_states"
+            break
+        if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
+            stopped = "timeout"
+            break
+        st, acc, me = todo.popleft()
+        _load(sim, st)
+        for eid in [e.id for e in sim.enabled()]:
+            _load(sim, st)
+            counts = dict(acc)
+            done = _step(sim, eid, counts, metric, cap)
+            for v in done:
+                if v > best:
+                    best, best_edge = v, (me, eid)
+            nst = sim.state()
+            key = (nst.key(), tuple(sorted(counts.items())))
+            if key in seen:
+                continue
+            seen[key] = len(parent)
+            parent.append((me, eid))
+            todo.append((nst, key[1], len(parent) - 1))
+    schedule = [best_edge[1]] if best_edge[1] else []
+    i = best_edge[0]
+    while i > 0:
+        p, eid = parent[i]
+        schedule.append(eid)
+        i = p
+    schedule.reverse()
+    value = best
+    return {"metric": metric, "result": "limit" if stopped else "ok", "stopped": stopped,
+            "states": len(seen), "max": round(value, 3),
+            "bound": bound, "bound_what": what, "over_bound": value > bound,
+            "witness": schedule, "seconds": round(time.perf_counter() - t0, 2)}
+
+
+def _scale(sim: Any, metric: str) -> float:
+    """forms_per_task counts raw forms; the cap is per task's ρ (the largest ρ here)."""
+    if metric == "forms_per_task":
+        return float(max(len(t.interest) for t in sim.config.tasks.values()))
+    return 1.0
+
+
+def _load(sim: Any, st: Any) -> None:
+    sim.restore(st)
+    sim.step_no = 0
+    del sim.trace[:]
+    sim.monitors.findings.clear()
+
+
+def _step(sim: Any, eid: str, counts: dict, metric: str, cap: int) -> list[float]:
+    """Apply ``eid`` and update the running counts; the values of requests completed now."""
+    done: list[float] = []
+    if metric == "waiting_time":
+        before_cs, before_wait = set(sim.cs), set(sim.waiting)
+        sim.step(eid)
+        entered = [p for p in sim.cs if p not in before_cs]
+        for p in entered:
+            if p in counts:
+                done.append(counts.pop(p))
+        for q in list(counts):
+            if q in before_wait and q not in entered:
+                counts[q] = min(cap, counts[q] + len([p for p in entered if p != q]))
+        for p in sim.waiting:
+            if p not in before_wait and p not in counts:
+                counts[p] = 0
+        for p in list(counts):
+            if p not in sim.waiting:
+                counts.pop(p)
+        return done
+    if metric == "forms_per_task":
+        tasks = sim.config.tasks
+        first = sim.next_seq
+        sim.step(eid)
+        for seq in range(first, sim.next_seq):
+            m = sim.inflight.get(seq)
+            if m is not None and m.src in tasks:
+                counts[m.src] = min(cap, counts.get(m.src, 0) + 1)
+                done.append(counts[m.src] / len(tasks[m.src].interest))
+        return done
+    raise ValueError(f"unknown metric {metric!r}")

@@ -1,0 +1,162 @@
+"""Lessons in a real browser: every prediction answered right and wrong, every try-it solved and
+missed, "explore from here" into the viewer at the chapter's exact state and back; the erratum
+pages' replay links; screenshots of the first and a middle chapter of every lesson at 1280×800
+and in present mode at 1920×1080 (test-output/screenshots/lessons/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from protocols.lessons import check as lcheck
+from protocols.lessons.check import place, step_of
+
+pytestmark = pytest.mark.browser
+
+LESSONS = lcheck.all_lessons()
+PREDICTIONS = [(lid, c.id) for lid, x in LESSONS.items() for c in x.chapters if c.prediction]
+TRIES = [(lid, c.id) for lid, x in LESSONS.items() for c in x.chapters if c.try_it]
+
+
+def _chapter(lesson_id: str, chapter_id: str):
+    lesson = LESSONS[lesson_id]
+    return lesson, next(c for c in lesson.chapters if c.id == chapter_id)
+
+
+def _open(page: Any, base: str, lesson_id: str, chapter_id: str, step: int) -> None:
+    page.goto(f"{base}/lesson/{lesson_id}#{chapter_id}")
+    page.wait_for_function(
+        "([c, s]) => document.body.dataset.chapter === c && document.body.dataset.step === String(s)"
+        " && document.body.dataset.ready === '1'", arg=[chapter_id, step])
+
+
+def _answer(page: Any, kind: str, value: str) -> None:
+    if kind == "choice":
+        page.click(f".choice[data-choice='{value}']")
+    elif kind == "node":
+        page.locator(f"#view g.node[data-id='{value}']").click()
+    else:
+        page.locator(f"#view g.msg[data-id='{value}'] .msg-shape").click()
+
+
+def _explore_and_return(page: Any, base: str, lesson_id: str, ch: Any, step: int) -> None:
+    href = page.get_attribute("#explore", "href")
+    assert href == place(LESSONS[lesson_id], ch).link()
+    page.click("#explore")
+    page.wait_for_url(f"{base}/sim/**")
+    page.wait_for_function("s => document.body.dataset.ready === '1' && "
+                           "document.body.dataset.step === String(s)", arg=step)
+    page.go_back()
+    page.wait_for_function("c => document.body.dataset.chapter === c", arg=ch.id)
+    assert page.text_content("#ch-title") == ch.title
+
+
+@pytest.mark.parametrize("lesson_id, chapter_id", PREDICTIONS)
+def test_prediction_wrong_right_explore_and_return(page: Any, live_server: str, lesson_id: str,
+                                                   chapter_id: str) -> None:
+    lesson, ch = _chapter(lesson_id, chapter_id)
+    pr = ch.prediction
+    page.set_default_timeout(30_000)       # long timelines (kout-chaos: 600 steps) replay on load
+    right = lcheck.right_answers(lesson, ch)
+    wrong = next(a for a in lcheck.candidates(lesson, ch) if a not in right)
+    _open(page, live_server, lesson_id, chapter_id, step_of(lesson, ch))
+    _answer(page, pr.answer_on, wrong)
+    page.wait_for_selector("#ch-task[data-correct='false']")
+    assert "the simulator says" in page.text_content("#ch-task .verdict")
+    assert pr.explain[:40] in page.text_content("#ch-task .explain")
+    reveal = lcheck.reveal(lesson, ch, right)
+    page.click("#ch-task .reveal")
+    page.wait_for_function("s => document.body.dataset.step === String(s)", arg=reveal["step"])
+    # a second try needs a fresh start: progress lives in localStorage only
+    page.evaluate("localStorage.clear()")
+    page.reload()
+    page.wait_for_function("s => document.body.dataset.ready === '1' && "
+                           "document.body.dataset.step === String(s)", arg=step_of(lesson, ch))
+    _answer(page, pr.answer_on, right[0])
+    page.wait_for_selector("#ch-task[data-correct='true']")
+    saved = page.evaluate(f"JSON.parse(localStorage.getItem('allocscope.lesson.{lesson_id}'))")
+    assert saved["answers"][chapter_id]["correct"] is True
+    _explore_and_return(page, live_server, lesson_id, ch, step_of(lesson, ch))
+    page.wait_for_selector("#ch-task[data-correct='true']")   # the answer was kept
+
+
+@pytest.mark.parametrize("lesson_id, chapter_id", TRIES)
+def test_try_it_missed_solved_explore_and_return(page: Any, live_server: str, lesson_id: str,
+                                                 chapter_id: str) -> None:
+    page.set_default_timeout(30_000)       # the machine is shared: be patient, not flaky
+    lesson, ch = _chapter(lesson_id, chapter_id)
+    solution = list(ch.try_it.solution)
+    _open(page, live_server, lesson_id, chapter_id, step_of(lesson, ch))
+    page.wait_for_selector("#fig-events:not([hidden]) .ev")
+    others = [e for e in page.eval_on_selector_all("#fig-events .ev", "bs => bs.map(b => b.dataset.event)")
+              if e != solution[0] and not lcheck.try_goal(lesson, ch, [e])["holds"]]
+    if others:                                   # a wrong move: the goal does not hold yet
+        page.click(f"#fig-events .ev[data-event='{others[0]}']")
+        page.wait_for_function("() => document.querySelector('#ch-task .try-status').textContent.includes('not yet')")
+        assert page.get_attribute("#ch-task", "data-solved") == "false"
+        page.click("#btn-undo")
+        page.wait_for_function("s => document.body.dataset.step === String(s)", arg=step_of(lesson, ch))
+    for k, eid in enumerate(solution, 1):
+        page.click(f"#fig-events .ev[data-event='{eid}']")
+        page.wait_for_function("s => document.body.dataset.step === String(s)", arg=step_of(lesson, ch) + k)
+    page.wait_for_selector("#ch-task[data-solved='true']")
+    _explore_and_return(page, live_server, lesson_id, ch, step_of(lesson, ch))
+
+
+def test_navigation_keys_hash_and_index_marks(page: Any, live_server: str) -> None:
+    lesson = LESSONS["datta-fig1-deadlock"]
+    first, second = lesson.chapters[0], lesson.chapters[1]
+    _open(page, live_server, lesson.id, first.id, step_of(lesson, first))
+    assert page.is_disabled("#btn-prev")
+    page.click("#btn-next")
+    page.wait_for_function("([c, s]) => location.hash === '#' + c && "
+                           "document.body.dataset.step === String(s)", arg=[second.id, step_of(lesson, second)])
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("c => document.body.dataset.chapter === c", arg=first.id)
+    for _ in lesson.chapters:
+        page.click("#btn-next")
+    page.wait_for_url(f"{live_server}/lessons")
+    assert page.text_content(f"[data-done='{lesson.id}']") == "✓ done"
+
+
+def test_embed_mode_hides_the_chrome(page: Any, live_server: str) -> None:
+    page.goto(f"{live_server}/lesson/kout-fig1-virtual-ring?embed=1#start")
+    page.wait_for_function("() => document.body.dataset.ready === '1'")
+    assert not page.is_visible(".topbar")
+    assert page.is_visible("#btn-next") and page.is_visible("#view")
+
+
+def test_erratum_page_replays_open_the_viewer(page: Any, live_server: str) -> None:
+    page.goto(f"{live_server}/paper/datta_ring")
+    entry = page.locator("[data-entry='D17']")
+    assert "deadlock" in entry.locator("a.printed").text_content()
+    entry.locator("a.printed").click()
+    page.wait_for_url(f"{live_server}/sim/datta-prose-remote-unloop?variant=prose**")
+    page.wait_for_function("() => document.body.dataset.ready === '1' && document.body.dataset.step === '16'")
+    page.go_back()
+    page.locator("[data-entry='D17'] a.repair").click()
+    page.wait_for_url(f"{live_server}/sim/datta-prose-remote-unloop?variant=full**")
+    page.wait_for_function("() => document.body.dataset.ready === '1' && document.body.dataset.step === '12'")
+
+
+@pytest.mark.slow
+def test_screenshots_of_every_lesson(browser: Any, live_server: str, screenshots: Any) -> None:
+    out = screenshots / "lessons"
+    out.mkdir(exist_ok=True)
+    for size, query, tag in (({"width": 1280, "height": 800}, "", "1280x800"),
+                             ({"width": 1920, "height": 1080}, "?present=1", "present-1920x1080")):
+        ctx = browser.new_context(viewport=size)
+        pg = ctx.new_page()
+        pg.set_default_timeout(30_000)
+        for lesson in LESSONS.values():
+            for ch in (lesson.chapters[0], lesson.chapters[len(lesson.chapters) // 2]):
+                pg.goto(f"{live_server}/lesson/{lesson.id}{query}#{ch.id}")
+                pg.wait_for_function(
+                    "([c, s]) => document.body.dataset.chapter === c && document.body.dataset.ready"
+                    " === '1' && document.body.dataset.step === String(s)", arg=[ch.id, step_of(lesson, ch)])
+                pg.wait_for_timeout(150)
+                assert pg.locator("#view g.node").count() >= 2
+                assert pg.text_content("#ch-title") == ch.title
+                pg.screenshot(path=str(out / f"{lesson.id}--{ch.id}--{tag}.png"))
+        ctx.close()

@@ -1,0 +1,204 @@
+"""Rooms in a real browser (Playwright on Debian's chromium): one teacher and three students.
+
+The class follows steps, play, a branch (back, then a different event) and a lesson chapter; one
+student forks, explores and rejoins; a predict round tallies three answers (two given with the
+answer buttons, one by clicking the message on the figure); a student trying to drive gets an
+error frame and nothing changes anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from .conftest import CHROMIUM_ARGS, VIEWPORT  # noqa: F401 - the browser fixtures live there
+
+pytestmark = pytest.mark.browser
+
+STATE = """() => { const m = window.allocscope.model;
+  return {step: m.step, total: m.total, hash: m.stateHash, playing: m.playing,
+          enabled: m.enabled.map(e => e.id),
+          trace: m.history.filter(r => r.step <= m.total).map(r => r.event)}; }"""
+
+
+def st(p: Any) -> dict[str, Any]:
+    return p.evaluate(STATE)
+
+
+def new_page(browser: Any, errors: list[str]) -> Any:
+    ctx = browser.new_context(viewport=VIEWPORT)
+    p = ctx.new_page()
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    p.set_default_timeout(15_000)
+    return p
+
+
+def same_as(students: list[Any], teacher: Any) -> None:
+    """Every student shows the teacher's step, timeline and state hash."""
+    t = st(teacher)
+    for s in students:
+        s.wait_for_function(
+            "([k, h, n]) => { const m = window.allocscope.model; "
+            "return m.step === k && m.stateHash === h && m.total === n; }",
+            arg=[t["step"], t["hash"], t["total"]])
+
+
+def test_teacher_and_three_students(browser: Any, live_server: str, screenshots: Any) -> None:
+    errors: list[str] = []
+    teacher = new_page(browser, errors)
+    teacher.goto(f"{live_server}/sim/datta-fig3?variant=naive&schedule=&step=0")
+    teacher.wait_for_function("() => document.body.dataset.ready === '1'")
+    teacher.click("#btn-room")
+    teacher.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}/teach$"))
+    assert "key=" not in teacher.url            # the secret left the address bar
+    code = teacher.url.rsplit("/", 2)[-2]
+    teacher.wait_for_function("() => document.body.dataset.ready === '1' && "
+                              "document.body.dataset.roomMode === 'drive'")
+
+    students = []
+    for _ in range(3):
+        s = new_page(browser, errors)
+        s.goto(f"{live_server}/r/{code}")
+        s.wait_for_function("() => document.body.dataset.roomMode === 'follow' && "
+                            "document.body.dataset.ready === '1'")
+        students.append(s)
+    teacher.wait_for_function("() => document.body.dataset.roomStudents === '3'")
+    assert teacher.inner_text("#room-count") == "3 students"
+    same_as(students, teacher)
+
+    # follow through steps
+    teacher.select_option("#scheduler", "oldest")
+    teacher.wait_for_function("() => window.allocscope.model.scheduler.kind === 'oldest'")
+    for _ in range(3):
+        k = st(teacher)["step"]
+        teacher.click("#btn-step")
+        teacher.wait_for_function(f"() => window.allocscope.model.step === {k + 1}")
+    same_as(students, teacher)
+
+    # play, then pause: everyone ends where the teacher stopped
+    teacher.evaluate("() => window.allocscope.act.speed(20)")
+    k0 = st(teacher)["step"]
+    teacher.click("#btn-play")
+    students[1].wait_for_function(f"() => window.allocscope.model.step >= {k0 + 3}")
+    teacher.click("#btn-play")
+    teacher.wait_for_function("() => !window.allocscope.model.playing")
+    same_as(students, teacher)
+
+    # a branch: two steps back, then an event other than the recorded one
+    played = st(teacher)["trace"]
+    for _ in range(2):
+        k = st(teacher)["step"]
+        teacher.click("#btn-back")
+        teacher.wait_for_function(f"() => window.allocscope.model.step === {k - 1}")
+    t = st(teacher)
+    recorded = played[t["step"]]
+    other = next(e for e in t["enabled"] if e != recorded)
+    teacher.evaluate(f"() => window.allocscope.act.deliver({other!r})")
+    teacher.wait_for_function(f"() => window.allocscope.model.event === {other!r}")
+    same_as(students, teacher)
+    assert st(students[2])["trace"][-1] == other
+    assert st(students[2])["total"] == t["step"] + 1      # the recorded future was left
+
+    # a lesson chapter (the hook a lesson player calls)
+    teacher.evaluate("() => window.allocscope.room.chapter(2, 'The cycle closes')")
+    for s in students:
+        s.wait_for_function("() => document.body.dataset.roomChapter === '2'")
+        assert "chapter 3: The cycle closes" in s.inner_text("#room-mode")
+
+    # a student trying to drive: an error frame, and nothing changes anywhere
+    before = st(teacher)
+    msg = students[0].evaluate(
+        "() => window.allocscope.socket.send({op: 'step'}).then(() => 'accepted', e => e.message)")
+    assert "only the teacher drives" in msg
+    msg = students[0].evaluate(
+        "() => window.allocscope.socket.send({op: 'ask', kind: 'deadlock'})"
+        ".then(() => 'accepted', e => e.message)")
+    assert "only the teacher" in msg
+    students[0].wait_for_timeout(300)
+    assert st(teacher) == before
+    assert st(students[0])["hash"] == before["hash"]
+
+    # the teacher loads a scenario afresh (the recorded Fig. 3 run): the class follows
+    k = teacher.evaluate("() => window.allocscope.socket.send({op: 'load', scenario: "
+                         "'datta-fig3', variant: 'naive'}).then(f => f.step)")
+    teacher.wait_for_function(f"() => window.allocscope.model.event === null && "
+                              f"window.allocscope.model.step === {k}")
+    same_as(students, teacher)
+
+    # a predict round: 2 + 1 answers, tallied live on the teacher's page
+    teacher.select_option("#room-ask", "next-delivery")
+    for s in students:
+        s.wait_for_selector(".room-option")
+    options = [b.get_attribute("data-choice") for b in students[0].query_selector_all(".room-option")]
+    assert len(options) >= 2, options
+    a, b = options[0], options[1]
+    students[0].click(f".room-option[data-choice='{a}']")
+    students[1].click(f".room-option[data-choice='{a}']")
+    students[2].click(f"#view g.msg[data-id='{b}'] .msg-hit", force=True)   # on the figure
+    teacher.wait_for_function(
+        f"() => {{ const g = document.querySelector('#room-card .bar[data-id=\"{a}\"]'); "
+        f"const h = document.querySelector('#room-card .bar[data-id=\"{b}\"]'); "
+        f"return g && h && g.dataset.n === '2' && h.dataset.n === '1'; }}")
+    assert students[0].query_selector("#room-card .room-chart") is None   # no tally before reveal
+    teacher.screenshot(path=str(screenshots / "room-teacher-tally.png"))
+    teacher.click(".room-reveal")
+    students[2].wait_for_selector(f"#room-card .bar.mine[data-id='{b}']")
+    assert students[2].get_attribute(f"#room-card .bar[data-id='{a}']", "data-n") == "2"
+    students[2].screenshot(path=str(screenshots / "room-student-revealed.png"))
+
+    # one student forks, explores, rejoins
+    fork = students[1]
+    fork.click(".room-fork")
+    fork.wait_for_function("() => document.body.dataset.roomMode === 'fork'")
+    k = st(fork)["step"]
+    fork.click("#btn-step")
+    fork.wait_for_function(f"() => window.allocscope.model.step === {k + 1}")
+    fork.click("#btn-step")
+    fork.wait_for_function(f"() => window.allocscope.model.step === {k + 2}")
+    assert st(teacher)["step"] == k and st(students[0])["step"] == k
+    fork.screenshot(path=str(screenshots / "room-student-forked.png"))
+    teacher.click("#btn-step")                   # the class moves on meanwhile
+    teacher.wait_for_function(f"() => window.allocscope.model.step === {k + 1}")
+    fork.click(".room-rejoin")
+    fork.wait_for_function("() => document.body.dataset.roomMode === 'follow'")
+    same_as(students, teacher)
+    students[0].screenshot(path=str(screenshots / "room-student-following.png"))
+    assert not errors, errors
+
+
+def test_a_room_follows_a_lesson(browser: Any, live_server: str, screenshots: Any) -> None:
+    """The teacher walks a lesson's chapters; the class sees each chapter's state and words, and
+    answers the chapter's own prediction by clicking a process on the figure."""
+    import json
+    import urllib.request
+    errors: list[str] = []
+    req = urllib.request.Request(f"{live_server}/api/rooms", method="POST",
+                                 data=json.dumps({"lesson": "coterie-fig1-printers"}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        room = json.loads(r.read())
+    teacher = new_page(browser, errors)
+    teacher.goto(room["teacher_url"])
+    teacher.wait_for_function("() => document.body.dataset.roomMode === 'drive' && "
+                              "document.body.dataset.ready === '1'")
+    student = new_page(browser, errors)
+    student.goto(room["join_url"])
+    student.wait_for_function("() => document.body.dataset.roomChapter === '0'")
+    for k in (1, 2):
+        teacher.click(".room-ch-next")
+        student.wait_for_function(f"() => document.body.dataset.roomChapter === '{k}'")
+    same_as([student], teacher)
+    assert "Chapter 3 of 4: c must wait for y" in student.inner_text("#room-card")
+    teacher.click(".room-ch-ask")
+    student.wait_for_selector(".room-option[data-choice='c']")
+    student.dispatch_event("#view g[data-id='c']", "click")     # the answer, on the figure
+    teacher.wait_for_function("() => document.querySelector(\"#room-card .bar[data-id='c']\")"
+                              "?.dataset.n === '1'")
+    teacher.click(".room-reveal")
+    student.wait_for_selector("#room-card .bar.right.mine[data-id='c']")
+    assert "UNLOCK" in student.inner_text("#room-card .room-explain")
+    teacher.screenshot(path=str(screenshots / "room-lesson-teacher.png"))
+    student.screenshot(path=str(screenshots / "room-lesson-student.png"))
+    assert not errors, errors

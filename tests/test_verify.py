@@ -1,0 +1,194 @@
+"""`allocscope verify` / `sweep`: families enumerate what docs/explorer.md says, the runner finds
+and saves replayable counterexamples, and a real Dask LocalCluster gives the local pool's rows."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import protocols.verify.families as fams
+from protocols.scenario import parse
+from protocols.verify import tasks, verify
+from protocols.verify.families.kout_tree import rooted_trees
+from protocols.verify.runner import run_tasks, verify_instance
+from protocols.verify.sweep import sweep
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
+                          text=True, cwd=cwd or ROOT, timeout=600)
+
+
+def test_every_family_is_documented_with_its_enumeration():
+    doc = (ROOT / "docs" / "explorer.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Families"):]
+    for (proto, name), fam in fams.families().items():
+        assert re.search(rf"`{proto}`.*`{name}`", section), f"{proto}/{name} not in the docs"
+        assert fam.doc
+
+
+def test_rooted_trees_are_counted_as_in_the_literature():
+    # unordered rooted trees with n nodes (OEIS A000081): 1, 1, 2, 4, 9, 20
+    assert [len(rooted_trees(n)) for n in range(1, 7)] == [1, 1, 2, 4, 9, 20]
+
+
+@pytest.mark.parametrize("proto,name,count", [
+    ("datta_ring", "two", 42),       # m=2: 4 requests; 1 client: 4, 2 clients: 10; × 3 tokens
+    ("datta_ring", "departures", 42),
+    ("kout_tree", "small", 24),
+    ("coterie", "small", 7),
+    ("task_game", "conflicts", 42),  # (4 chains + 3 cycles) × 3 node counts × private or not
+])
+def test_small_families_have_their_documented_size_and_every_instance_builds(proto, name,
+                                                                             count):
+    from protocols.runner import build
+    xs = fams.instances(fams.get(proto, name))
+    assert len(xs) == count
+    assert len({x.name for x in xs}) == count and len({x.scenario["id"] for x in xs}) == count
+    for x in xs:
+        build(parse(x.scenario))
+
+
+def test_datta_clients_are_taken_up_to_renaming():
+    names = [x.name for x in fams.instances(fams.get("datta_ring", "two"))]
+    assert "m2 no token C1:R1R2 C2:R2R1" in names
+    assert "m2 no token C1:R2R1 C2:R1R2" not in names      # the same instance, renamed
+
+
+def test_coterie_structures_are_taken_up_to_renaming():
+    names = [x.name for x in fams.instances(fams.get("coterie", "small"))]
+    assert "u1:r1[1] u2:r2[1]" in names
+    assert sum(1 for n in names if n.count("r1r2") == 0 and "r2" in n) == 1
+
+
+def test_a_counterexample_is_found_saved_and_replays(tmp_path):
+    out = cli("verify", "datta_ring", "--family", "two", "--variant", "naive", "--quick",
+              "--seeds", "2", "--workers", "1", "--save", str(tmp_path), "--json")
+    assert out.returncode == 1, out.stderr
+    res = json.loads(out.stdout)
+    s = res["summary"]
+    assert s["counterexample"] >= 1 and s["instances"] == 14
+    assert s["ok"] + s["limit"] + s["counterexample"] == s["instances"]
+    ce = next(c for c in s["counterexamples"] if c["instance"] == "m2 no token C1:R1R2 C2:R2R1")
+    assert ce["kind"] == "deadlock" and ce["found_by"] == "explorer"
+    run = cli("run", ce["file"], "--json")
+    assert run.returncode == 1
+    assert json.loads(run.stdout)["deadlock"] is not None
+
+
+def test_limit_is_reported_as_limit_never_as_ok():
+    task = next(t for t in tasks(fams.get("datta_ring", "two"), "full", quick=True,
+                                 max_states=20, seeds=1) if "C2:R2R1" in t["name"])
+    row = verify_instance(task)
+    assert row["explorer"]["result"] == "limit" and row["result"] == "limit"
+
+
+def test_bad_input_exits_2_naming_it():
+    out = cli("verify", "datta_ring", "--family", "nope")
+    assert out.returncode == 2 and "no family 'nope'" in out.stderr and "two" in out.stderr
+    out = cli("verify", "datta_ring", "--family", "two", "--variant", "bogus")
+    assert out.returncode == 2 and "bogus" in out.stderr
+    out = cli("verify", "datta_ring", "--family", "two", "--max-states", "0")
+    assert out.returncode == 2 and "--max-states" in out.stderr
+    out = cli("verify", "datta_ring", "--family", "two", "--quick", "--scheduler-address",
+              "tcp://127.0.0.1:9")
+    assert out.returncode == 2 and "cannot reach the Dask scheduler" in out.stderr
+
+
+def test_the_table_for_people_has_a_row_per_instance():
+    out = cli("verify", "coterie", "--family", "small", "--first", "2", "--seeds", "1",
+              "--workers", "2", "--max-states", "2000", "--progress")
+    assert out.returncode == 0, out.stderr
+    assert "] 2/2" in out.stderr and "ok 2" in out.stderr          # the progress bar
+    lines = out.stdout.splitlines()
+    assert lines[0].split()[:4] == ["instance", "states", "result", "seconds"]
+    assert len([ln for ln in lines if ln.startswith("u1:")]) == 2
+    assert "2 instances" in lines[-1]
+
+
+def test_sweep_writes_distributions_with_the_bound(tmp_path):
+    from protocols.scenario import resolve
+    res = sweep(resolve("kout-fig3"), "full", 6, workers=2, chunk=3, out=str(tmp_path / "k"))
+    w = res["metrics"]["waiting_time"]
+    assert w["bound"]["value"] == 3 * (2 * 3 - 3) ** 2 and w["over_bound"] == 0
+    assert w["count"] >= 6 and w["max"] <= w["bound"]["value"]
+    svg = (tmp_path / "k.svg").read_text()
+    assert svg.startswith("<svg") and "upper bound 27" in svg and "waiting_time" in svg
+    data = json.loads((tmp_path / "k.json").read_text())
+    assert sum(data["histograms"]["waiting_time"].values()) == w["count"]
+
+
+# --------------------------------------------------------------- a real Dask cluster
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, host="127.0.0.1") as lc:
+        yield lc.scheduler_address
+
+
+def _key(row: dict) -> tuple:
+    return (row["index"], row["result"], row["states"], row["explorer"]["transitions"],
+            row["random"]["outcomes"], row.get("schedule"))
+
+
+def test_a_family_on_a_local_cluster_gives_the_local_pools_rows(cluster):
+    fam = fams.get("datta_ring", "two")
+    kw = {"quick": True, "seeds": 2, "max_states": 5000}
+    local = sorted(map(_key, verify(fam, "naive", workers=2, **kw)))
+    remote = sorted(map(_key, verify(fam, "naive", scheduler_address=cluster, **kw)))
+    assert remote == local and len(local) == 14
+    assert any(k[1] == "counterexample" for k in local)
+
+
+def test_the_cluster_runs_tasks_on_several_worker_processes(cluster):
+    pids = set(run_tasks(_pid, [{"i": i} for i in range(40)], scheduler_address=cluster))
+    assert len(pids) >= 2
+
+
+def _pid(task: dict) -> int:
+    import os
+    import time
+    time.sleep(0.05)
+    return os.getpid()
+
+
+def test_a_sweep_on_the_cluster_equals_the_local_one(cluster, tmp_path):
+    from protocols.scenario import resolve
+    sc = resolve("datta-fig1")
+    a = sweep(sc, "full", 12, workers=2, chunk=4, out=None)
+    b = sweep(sc, "full", 12, scheduler_address=cluster, chunk=4, out=None)
+    assert a["metrics"] == b["metrics"] and a["outcomes"] == b["outcomes"]
+
+
+def test_cli_verify_takes_a_scheduler_address(cluster, tmp_path):
+    out = cli("verify", "coterie", "--family", "small", "--first", "3", "--seeds", "1",
+              "--max-states", "3000", "--scheduler-address", cluster, "--json")
+    assert out.returncode == 0, out.stderr
+    s = json.loads(out.stdout)["summary"]
+    assert s["instances"] == 3 and s["where"] == f"dask {cluster}"
+
+
+def test_worst_case_waiting_time_is_searched_over_every_schedule():
+    from protocols.kernel import Simulator
+    from protocols.registry import get
+    from protocols.verify.bounds import worst_case
+    x = next(i for i in fams.instances(fams.get("kout_tree", "small"))
+             if i.name == "n2 (()) ℓ=1 k=1 r:1 p1:1")
+    sc = parse(x.scenario)
+    wc = worst_case(sc, "no-controller", "waiting_time", 5_000)
+    assert wc["result"] == "ok" and wc["bound"] == 1
+    assert wc["max"] == 1 and not wc["over_bound"]       # reached: r enters while p1 waits
+    sim = Simulator(get("kout_tree"), sc, "no-controller")
+    sim.replay(wc["witness"])                            # the witness is a real schedule
+    assert max(s[3] for s in sim.monitors.served) == 1
+    small = worst_case(sc, "no-controller", "waiting_time", 50)
+    assert small["result"] == "limit" and small["stopped"] == "max_states"
