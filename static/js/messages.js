@@ -172,6 +172,12 @@ function declutter(layer) {
       [d.x, d.y, d.anchor, d.short], [String(-d.x), String(-d.y), flip[d.anchor], d.short],
       [...far(2), d.anchor, d.short], [...far(-2), flip[d.anchor], d.short],
       [...far(3), d.anchor, d.short], [...far(-3), flip[d.anchor], d.short]];
+    // then along the link, both ways, on both sides
+    const nx = +d.x, ny = +d.y;
+    for (const f of [2.5, -2.5, 4, -4]) {
+      tries.push([String(nx - ny * f), String(ny + nx * f), "middle", d.short]);
+      tries.push([String(-nx - ny * f), String(-ny + nx * f), "middle", d.short]);
+    }
     let ok = false;
     for (const [x, y, anchor, txt] of tries) {
       lab.setAttribute("x", x); lab.setAttribute("y", y); lab.setAttribute("text-anchor", anchor);
