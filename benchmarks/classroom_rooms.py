@@ -66,13 +66,17 @@ def proc_stats(pid: int) -> tuple[int, float]:
     return rss, (int(fields[11]) + int(fields[12])) / ticks
 
 
+DEFLATE = True     # --no-deflate: uvicorn --ws-per-message-deflate false
+
+
 @contextmanager
 def server(env_extra: dict[str, str]):   # noqa: ANN201 - yields (url, pid)
     port = free_port()
     data = tempfile.mkdtemp(prefix="allocscope-bench-")
     env = dict(os.environ, ALLOCSCOPE_DATA=data, PYTHONPATH=str(ROOT), **env_extra)
     proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "app.main:app", "--host",
-                             "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+                             "127.0.0.1", "--port", str(port), "--log-level", "warning",
+                             "--ws-per-message-deflate", str(DEFLATE).lower()],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
@@ -139,6 +143,12 @@ class Teacher:
         self.stop = False
 
     async def run(self, rate: float) -> None:
+        try:
+            await self._run(rate)
+        except Exception as exc:   # noqa: BLE001 - counted, reported
+            self.errors.append(f"teacher socket: {type(exc).__name__}: {exc}")
+
+    async def _run(self, rate: float) -> None:
         async with websockets.connect(ws_url(self.base, self.room["code"]), max_size=64 << 20,
                                       open_timeout=30, ping_interval=None) as ws:
             await ws.send(json.dumps({"op": "hello", "role": "teacher",
@@ -343,7 +353,7 @@ async def measure(config: str, students: int, seconds: float, procs: int) -> dic
         (e for t in teachers for e in t.errors), "")
     wall = t1 - t0
     return {
-        "config": config, "rooms": rooms, "students": len(targets),
+        "config": config, "deflate": DEFLATE, "rooms": rooms, "students": len(targets),
         "joined": sum(1 for r in results if r["last_step"] is not None),
         "join_seconds": round(join_s, 1), "client_processes": procs,
         "seconds": round(wall, 1), "steps": sum(len(t.sent) for t in teachers),
@@ -356,6 +366,11 @@ async def measure(config: str, students: int, seconds: float, procs: int) -> dic
         "teacher_answer_p99_ms": round(base[int(len(base) * 0.99) - 1], 1) if base else None,
         "errors": errors, "final_state_differs": hash_off, "first_error": sample[:200],
         "cpu_percent": {k: round(100 * (stats1[k][1] - stats0[k][1]) / wall, 1) for k in pids},
+        # contention-proof: server CPU per step made in the window, per follower
+        "cpu_us_per_step_per_student": round(
+            1e6 * sum(stats1[k][1] - stats0[k][1] for k in pids if k != "redis-server")
+            / max(1, sum(1 for t in teachers for k in t.sent.values() if t0 <= k <= t1))
+            / max(1, students)),
         "rss_peak_mib": {k: round(v / 1024, 1) for k, v in peak.items()},
         "load_average": [round(x, 1) for x in os.getloadavg()],
     }
@@ -367,9 +382,13 @@ def main() -> None:
     ap.add_argument("--students", type=int, default=200, help="students per room (≤ 1000)")
     ap.add_argument("--seconds", type=float, default=60.0, help="measured seconds (≤ 600)")
     ap.add_argument("--procs", type=int, default=4, help="load-generating processes (1..16)")
+    ap.add_argument("--no-deflate", action="store_true",
+                    help="serve without per-message deflate (browsers ask for it by default)")
     args = ap.parse_args()
     if not 1 <= args.students <= 1000 or not 1 <= args.seconds <= 600 or not 1 <= args.procs <= 16:
         ap.error("--students 1..1000, --seconds 1..600, --procs 1..16 keep the load bounded")
+    global DEFLATE
+    DEFLATE = not args.no_deflate
     print(json.dumps(asyncio.run(measure(args.config, args.students, args.seconds, args.procs)),
                      indent=1))
 

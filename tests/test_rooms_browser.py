@@ -121,10 +121,10 @@ def test_teacher_and_three_students(browser: Any, live_server: str, screenshots:
     assert st(students[0])["hash"] == before["hash"]
 
     # the teacher loads a scenario afresh (the recorded Fig. 3 run): the class follows
-    teacher.evaluate("() => window.allocscope.socket.send({op: 'load', scenario: 'datta-fig3', "
-                     "variant: 'naive'})")
-    teacher.wait_for_function("() => window.allocscope.model.event === null && "
-                              "window.allocscope.model.step === window.allocscope.model.total")
+    k = teacher.evaluate("() => window.allocscope.socket.send({op: 'load', scenario: "
+                         "'datta-fig3', variant: 'naive'}).then(f => f.step)")
+    teacher.wait_for_function(f"() => window.allocscope.model.event === null && "
+                              f"window.allocscope.model.step === {k}")
     same_as(students, teacher)
 
     # a predict round: 2 + 1 answers, tallied live on the teacher's page

@@ -72,6 +72,7 @@ class RoomConnection(Connection):
         self.my_runs: dict[int, dict[str, Any]] = {}
         self.link_note = ""
         self.holds_session = False
+        self.loading = False
         self.jobs: set[asyncio.Task] = set()
 
     # play marks the session dirty; a teacher's room follows every such step
@@ -85,10 +86,24 @@ class RoomConnection(Connection):
         if value and self.teacher_link is not None:
             self.teacher_link.changed()
 
-    def push(self, frame: dict[str, Any]) -> None:
+    def push(self, frame: dict[str, Any] | str) -> None:
         super().push(frame)
-        if self.teacher_link is not None and frame.get("type") == "frame":
+        if self.teacher_link is None:
+            return
+        if isinstance(frame, str):          # a load's answer, built and encoded off the loop
+            if frame.startswith('{"type":"frame"'):
+                self.teacher_link.changed(load=True)
+        elif frame.get("type") == "frame":
             self.teacher_link.changed(load="scenario" in frame)
+
+    async def answer_async(self, text: str) -> dict[str, Any] | str:
+        # a teacher's load runs in a worker thread (app/offload.py): the room's publisher must
+        # not read the session meanwhile
+        self.loading = True
+        try:
+            return await super().answer_async(text)
+        finally:
+            self.loading = False
 
     # ------------------------------------------------------------------ sending
     async def _send_forever(self) -> None:
@@ -203,7 +218,7 @@ class RoomConnection(Connection):
             except SessionError as exc:
                 return error(rid, str(exc))
         if self.role == "student" and self.mode == "follow" and op in O.DRIVING_OPS + (
-                "inspect",):
+                "inspect", "history"):
             return error(rid, "only the teacher drives this room: you are following the "
                               "class (press “explore on my own” to fork your own copy)")
         return super().answer(text)

@@ -97,7 +97,7 @@ ROOM_OPS = ("hello", "answer", "fork", "rejoin", "run", "submit", "ask", "reveal
             "experiment", "select", "chapter", "room")
 TEACHER_OPS = ("ask", "reveal", "close_round", "experiment", "select", "chapter")
 DRIVING_OPS = ("load", "step", "deliver", "back", "goto", "reset", "play", "pause", "speed",
-               "scheduler", "fault")
+               "scheduler", "fault", "branch")
 _adapter: TypeAdapter = TypeAdapter(RoomOp)
 
 

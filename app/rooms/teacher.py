@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("allocscope.rooms")
 FPS = 30.0            # room frames a second at most (play at 1000 steps/s is coalesced)
+LAG_OK = 0.02         # event-loop lag (s) under which the room gets its FPS; above, fewer frames
 SAVE_EVERY = 1.0      # seconds between record saves during play
 
 
@@ -114,6 +115,16 @@ class TeacherLink:
             pub["round"], pub["experiment"] = self.meta()[0]["round"], self.meta()[0]["experiment"]
             self.hub.send(self.code, "M" + json.dumps(pub, separators=(",", ":")))
 
+    def gap(self) -> float:
+        """Seconds between room frames: 1/FPS, longer while the worker's event loop is late
+        (the governor's smoothed lag, app/governor.py) — the fan-out is what costs, so the class
+        then gets fewer, coalesced frames (every step's record still goes), down to one a
+        second, instead of a queue that grows."""
+        lag = float(getattr(self.conn.governor, "lag", 0.0) or 0.0)
+        if lag <= LAG_OK:
+            return 1.0 / FPS
+        return min(1.0, max(1.0 / FPS, lag / (LAG_OK * FPS)))
+
     # ------------------------------------------------------------------ the loop
     async def _run(self) -> None:
         try:
@@ -122,7 +133,7 @@ class TeacherLink:
             while True:
                 await self.wake.wait()
                 self.wake.clear()
-                wait = self.last_pub + 1.0 / FPS - time.monotonic()
+                wait = self.last_pub + self.gap() - time.monotonic()
                 if wait > 0:
                     await asyncio.sleep(wait)
                 try:
@@ -143,8 +154,8 @@ class TeacherLink:
 
     async def _round(self) -> None:
         s = self.conn.session
-        if s.sim is None:
-            return
+        if s.sim is None or self.conn.loading:
+            return                 # (after a load, its answer's push wakes this loop again)
         if self.force_key or self.changed_flag or self.joiners:
             # Everyone restarts from a key frame after a load or a lost bus; otherwise the class
             # gets the next diff, and joiners a key frame of the same state under the same

@@ -158,6 +158,7 @@ const handlers = {
 let historyAsked = null;
 function fetchHistory() {
   const need = model.need;
+  if (ui.follow) return;          // a room's follower gets every record with the room's frames
   if (!need || (historyAsked && historyAsked[0] === need[0] && historyAsked[1] === need[1])) return;
   historyAsked = need;
   socket.send({ op: "history", from: need[0], to: need[1] }).then((h) => {

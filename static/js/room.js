@@ -128,7 +128,7 @@ export function startRoom(ctx) {
   // ---------------------------------------------------------------- following: lock the controls
   const following = () => state.role === "student" && state.mode === "follow";
   const refuse = () => toast("You are following the class. Press “explore on my own” to try things yourself.", "notice");
-  for (const name of ["step", "back", "goto", "togglePlay", "pause", "speed", "scheduler", "variant", "arm"]) {
+  for (const name of ["step", "back", "goto", "togglePlay", "pause", "speed", "scheduler", "variant", "arm", "branch"]) {
     const orig = act[name];
     act[name] = (...args) => {
       if (following()) { if (name !== "arm" || args[0]) refuse(); return null; }
