@@ -6,6 +6,7 @@ nested too deep before any parser sees it."""
 from __future__ import annotations
 
 import json
+import logging
 from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -108,3 +109,22 @@ class BodyGuard:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
         await self.app(scope, replay, send)
+
+
+class QuietBadFrames(logging.Filter):
+    """uvicorn logs every websocket text frame that is not UTF-8 with a full traceback (the
+    client gets close code 1007, correctly); one line is enough, so a client sending many
+    cannot flood the log with tracebacks."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and "Invalid UTF-8" in str(record.msg):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def quiet_bad_frames() -> None:
+    """Install :class:`QuietBadFrames` on uvicorn's error logger (once)."""
+    lg = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, QuietBadFrames) for f in lg.filters):
+        lg.addFilter(QuietBadFrames())

@@ -254,6 +254,9 @@ def paper_page(request: Request, protocol: str) -> Response:
     except ErratumError as exc:
         return error_page(request, 500, str(exc))
     lessons = next((g["lessons"] for g in index_entries() if g["protocol"] == protocol), [])
+    notes = [_inline("\n".join(sec.markdown)) for sec in er.sections
+             if sec.markdown and any(x.strip() for x in sec.markdown)]
     return templates.TemplateResponse(request, "paper.html", {
         "protocol": protocol, "title": er.title, "entries": entries, "lessons": lessons,
+        "notes": notes,
         "doc": f"docs/protocols/{protocol}.md", "embed": False, "present": False})

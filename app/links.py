@@ -116,8 +116,10 @@ def _viewer_url(rec: LinkRecord, lid: str | None) -> str:
 
 def _described(opened: Opened, lid: str | None = None) -> dict[str, Any]:
     out = opened.record.model_dump()
-    out.pop("format", None)
+    for k in ("format", "trail", "fingerprint"):
+        out.pop(k, None)
     out["notice"] = opened.notice
+    out["diverged"] = opened.diverged
     out["viewer_url"] = _viewer_url(opened.record, lid)
     out["fragment_url"] = linkcodec.url(opened.record)
     if lid:
@@ -243,6 +245,13 @@ async def open_short(request: Request, lid: str) -> Response:
         return _html_error(request, 413, str(exc))
     except StoreError as exc:
         return _html_error(request, 503, f"the link store is unavailable: {exc}")
+    if opened.diverged:        # never a blank viewer: say what changed, offer the stored run
+        rec = opened.record
+        before = rec.model_copy(update={"step": min(opened.diverged["step"] - 1, rec.step)})
+        return editor.templates.TemplateResponse(request, "link_changed.html", {
+            "notice": opened.notice, "diverged": opened.diverged, "embed": False,
+            "present": False, "viewer_url": _viewer_url(rec, lid),
+            "diverge_url": _viewer_url(before, lid)})
     return RedirectResponse(_viewer_url(opened.record, lid), status_code=303)
 
 

@@ -12,6 +12,7 @@ file path (``protocols.scenario.resolve`` would), since links come from stranger
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ from .limits import current
 from .offload import WorkError, checkpoint
 from .rawcheck import RawError, check_scenario
 
-FORMAT = 1
+FORMAT = 2          # 2: links carry a behavioural fingerprint (trail + fingerprint)
 
 
 #: Largest canonical link (bytes of JSON). Over it: 413.
@@ -70,16 +71,39 @@ class LinkRecord(_Strict):
     protocol: str = Field(max_length=40)
     version: str = Field(max_length=40)
     state_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
+    # what the run *did*, independent of how states are serialised (format 2): per step, two
+    # hex digits of the running behaviour hash; and that hash with the step, in full
+    trail: str | None = Field(default=None, pattern=r"^[0-9a-f]*$")
+    fingerprint: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True)
 class Opened:
-    """A link replayed to its step: the simulator there, and a notice for the user (or '')."""
+    """A link replayed to its step: the simulator there, and a notice for the user (or '').
+
+    ``diverged`` is None when today's run behaves as the stored one; otherwise ``{"step"``
+    (the first step where they differ), ``"applied"`` (how much of the stored schedule still
+    applies), ``"of"`` (its length), ``"stored_event"``, ``"now_event"}``, and the link is
+    opened anyway, at its step or where the stored schedule stops applying."""
 
     record: LinkRecord
     scenario: Scenario
     sim: Simulator
     notice: str
+    diverged: dict[str, Any] | None = None
+
+
+def _behaviour(sim: Simulator, eid: str) -> bytes:
+    """What one step did, by its observable outcome: the event, who is in a critical section
+    with what, which monitors fired, how many messages are in flight, who has crashed."""
+    cs = sorted((p, sorted(map(str, r))) for p, r in sim.cs.items())
+    fired = sorted({f.kind for f in sim.monitors.findings.values() if f.step == sim.step_no})
+    return json.dumps([eid, cs, fired, len(sim.inflight), sorted(sim.crashed)],
+                      separators=(",", ":")).encode()
+
+
+def _seal(running: bytes, step: int) -> str:
+    return hashlib.sha256(running + f"@{step}".encode()).hexdigest()
 
 
 def canonical(data: Any) -> bytes:
@@ -121,7 +145,10 @@ def normal_scenario(ref: str | dict[str, Any], sc: Scenario) -> str | dict[str, 
 
 
 def _replay(sc: Scenario, variant: str | None, schedule: list[str], step: int | None,
-            max_processes: int | None = None) -> Simulator:
+            max_processes: int | None = None, trail: list[str] | None = None,
+            tolerant: bool = False) -> Simulator:
+    """Build and replay; ``trail`` (if given) collects each step's behaviour digest. With
+    ``tolerant`` an event that is not enabled ends the replay there instead of raising."""
     if len(schedule) > MAX_SCHEDULE:
         raise LinkError(413, f"link.schedule: {len(schedule)} events, the limit is {MAX_SCHEDULE} "
                              "(ALLOCSCOPE_LINK_MAX_SCHEDULE)")
@@ -137,13 +164,22 @@ def _replay(sc: Scenario, variant: str | None, schedule: list[str], step: int | 
     if max_processes is not None and len(sim.pids) > max_processes:
         raise LinkError(413, f"scenario: {len(sim.pids)} processes; this server allows "
                              f"{max_processes} (ALLOCSCOPE_MAX_PROCESSES)")
+    running = b""
     try:
         for i, eid in enumerate(schedule):
             checkpoint()                          # the work budget (app/offload.py)
             try:
                 sim.step(eid)
             except SimError as exc:
+                if tolerant:
+                    k = min(k, i)
+                    break
                 raise SimError(f"schedule item {i} ({eid!r}) cannot be applied: {exc}") from None
+            if trail is not None:
+                running = hashlib.sha256(running + _behaviour(sim, eid)).digest()
+                trail.append(running.hex()[:2])
+        if trail is not None:
+            trail.append(running.hex())           # the last item: the running hash itself
         sim.goto(k)
     except SimError as exc:
         raise LinkError(400, f"link.schedule: {exc}") from None
@@ -159,7 +195,8 @@ def make(req: LinkRequest, max_processes: int | None = None) -> LinkRecord:
     """Replay a viewer's state and return the link record that reproduces it (a scenario the
     server's sessions would refuse, over ``max_processes``, is refused here too: 413)."""
     sc = scenario_of(req.scenario)
-    sim = _replay(sc, req.variant, req.schedule, req.step, max_processes)
+    trail: list[str] = []
+    sim = _replay(sc, req.variant, req.schedule, req.step, max_processes, trail)
     h = sim.state_hash()
     if req.state_hash is not None and req.state_hash != h:
         raise LinkError(400, f"link.state_hash: the server replays this schedule to {h[:12]}…, "
@@ -167,7 +204,8 @@ def make(req: LinkRequest, max_processes: int | None = None) -> LinkRecord:
     rec = LinkRecord(format=FORMAT, scenario=normal_scenario(req.scenario, sc),
                      variant=sim.variant, schedule=list(req.schedule), step=sim.step_no,
                      protocol=sc.protocol, version=registry.get(sc.protocol).version,
-                     state_hash=h)
+                     state_hash=h, trail="".join(trail[:-1]),
+                     fingerprint=_seal(bytes.fromhex(trail[-1]), sim.step_no))
     _check_size(rec.model_dump())
     return rec
 
@@ -194,6 +232,8 @@ def open_record(rec: LinkRecord) -> Opened:
     if sc.protocol != rec.protocol:
         raise LinkError(400, f"link.protocol: {rec.protocol!r} does not match the scenario's "
                              f"protocol {sc.protocol!r}")
+    if rec.fingerprint is not None and rec.trail is not None:
+        return _open_by_behaviour(rec, sc)
     now = registry.get(sc.protocol).version
     changed = now != rec.version
     why = (f"protocol {sc.protocol} changed since this link was made (version {rec.version} → "
@@ -216,6 +256,53 @@ def open_record(rec: LinkRecord) -> Opened:
     notice = (f"made with {sc.protocol} version {rec.version}, now {now}; it still replays to "
               "the same state") if changed else ""
     return Opened(rec, sc, sim, notice)
+
+
+def _open_by_behaviour(rec: LinkRecord, sc: Scenario) -> Opened:
+    """Format 2: replay and compare what each step *did*, not how the state is serialised, so
+    a harmless upgrade (a defaulted field in a protocol's state) keeps every link opening at
+    the same step. A run that now behaves differently opens anyway, as far as the stored
+    schedule applies, with the first diverging step named; an identical run at an edited step
+    or with an edited fingerprint is an altered link (400)."""
+    now = registry.get(sc.protocol).version
+    trail: list[str] = []
+    sim = _replay(sc, rec.variant, rec.schedule, rec.step, trail=trail, tolerant=True)
+    running, steps = trail[-1], trail[:-1]
+    stored = [rec.trail[i:i + 2] for i in range(0, len(rec.trail or ""), 2)]
+    first = next((i for i, (a, b) in enumerate(zip(stored, steps, strict=False)) if a != b),
+                 None)
+    if first is None and len(steps) < len(stored):
+        first = len(steps)                    # the stored schedule stops applying here
+    h = sim.state_hash()
+    if first is None:
+        if _seal(bytes.fromhex(running), rec.step) != rec.fingerprint or \
+                len(stored) != len(rec.schedule):
+            raise LinkError(400, f"link.fingerprint: the schedule behaves as recorded but the "
+                                 f"link's step or fingerprint does not match it (the link was "
+                                 f"altered); its state at step {rec.step} is {h[:12]}…")
+        notes = []
+        if now != rec.version:
+            notes.append(f"made with {sc.protocol} version {rec.version}, now {now}")
+        if h != rec.state_hash:
+            notes.append("the protocol's state is stored differently now")
+        notice = (("; ".join(notes) + "; the run behaves exactly as it did when the link was "
+                   "made") if notes else "")
+        return Opened(rec.model_copy(update={"state_hash": h}), sc, sim, notice)
+    applied = min(len(steps), len(rec.schedule))
+    at = sim.step_no
+    div = {"step": first + 1, "applied": applied, "of": len(rec.schedule),
+           "stored_event": rec.schedule[first] if first < len(rec.schedule) else None,
+           "opened_at": at}
+    how = (f"its event {div['stored_event']!r} is no longer possible there"
+           if first >= len(steps) else f"event {div['stored_event']!r} now has another outcome")
+    notice = (f"{sc.protocol} behaves differently since this link was made (version "
+              f"{rec.version}, now {now}): the stored run and today's run first differ at "
+              f"step {first + 1} ({how}). Shown: today's run of the stored schedule at step "
+              f"{at}" + (f", as far as it applies ({applied} of {len(rec.schedule)} events)"
+                         if applied < len(rec.schedule) else "") + ".")
+    opened = rec.model_copy(update={"schedule": list(rec.schedule[:applied]), "step": at,
+                                    "state_hash": h})
+    return Opened(opened, sc, sim, notice, div)
 
 
 def scenario_id(rec: LinkRecord) -> str:

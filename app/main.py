@@ -56,6 +56,7 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     app.state.sessions = ws.SessionCount()
     app.state.governor = Governor(app.state.limits.play_cpu_share)
     offload.share_the_gil()
+    guards.quiet_bad_frames()
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> Response:

@@ -136,6 +136,73 @@ def _viewer_context(request: Request, scenario_id: str) -> dict[str, Any]:
             "present": q.get("present") == "1", "protocol": proto, "link": link or None}
 
 
+@router.get("/compare/{scenario_id}", response_class=HTMLResponse)
+def compare_page(request: Request, scenario_id: str) -> Response:
+    """Two variants side by side on one schedule (issue 17 item 9): each half is the embedded
+    viewer at the same step, and the page says where the two runs part."""
+    try:
+        sc = _gallery().get(scenario_id)
+        if sc is None:
+            raise PageError(404, f"There is no scenario {scenario_id[:80]!r} in the gallery.")
+        proto = protocol_of(sc)
+        q = request.query_params
+        a = q.get("a") or sc.variant or proto["variants"][0]
+        b = q.get("b") or next(v for v in proto["variants"] if v != a)
+        for name, v in (("a", a), ("b", b)):
+            if v not in proto["variants"]:
+                raise PageError(400, f"{name}: {v[:40]!r} is not one of {proto['id']}'s variants "
+                                     f"({', '.join(proto['variants'])})")
+        # the longer of the two recorded schedules when one extends the other: where the
+        # shorter run stops is often exactly where the variants part (naive vs full, Fig. 1)
+        sa, sb = sc.schedule_for(a), sc.schedule_for(b)
+        own = sb if len(sb) > len(sa) and sb[:len(sa)] == sa else sa
+        given = _schedule(request, request.app.state.limits)
+        schedule = own if not given or own[:len(given)] == given else given
+        step = _int(q.get("step"), "step")
+        step = min(len(schedule), sc.open_at_for(a) or len(schedule)) if step is None else step
+        if step > len(schedule):
+            raise PageError(400, f"step: {step} is past the end of the schedule "
+                                 f"({len(schedule)} events)")
+        parted, takes = _divergence(sc, a, b, schedule)
+    except PageError as exc:
+        return error_page(request, exc.status, exc.message)
+    halves = [{"variant": v, "schedule": ",".join(schedule[:n]), "step": min(step, n),
+               "stops": n if n < len(schedule) else None} for v, n in zip((a, b), takes, strict=True)]
+    return templates.TemplateResponse(request, "compare.html", {
+        "scenario": sc.model_dump(mode="json"), "protocol": proto, "a": a, "b": b,
+        "schedule": ",".join(schedule), "step": step, "parted": parted, "halves": halves,
+        "embed": False, "present": q.get("present") == "1"})
+
+
+def _divergence(sc: Scenario, a: str, b: str,
+                schedule: list[str]) -> tuple[dict[str, Any] | None, list[int]]:
+    """The first step where the two variants' runs of ``schedule`` differ (one cannot take the
+    event, or the two say different things about it), None if never; and how many events of
+    the schedule each variant can take."""
+    from protocols import runner
+    from protocols.kernel import SimError
+    sims = [runner.build(sc, v) for v in (a, b)]
+    takes = [len(schedule), len(schedule)]
+    parted = None
+    for i, eid in enumerate(schedule):
+        said: list[tuple[str, ...] | None] = []
+        for j, sim in enumerate(sims):
+            if takes[j] < i + 1 and takes[j] != len(schedule):
+                said.append(None)
+                continue
+            try:
+                said.append(tuple(n.text for n in sim.step(eid)))
+            except SimError:
+                said.append(None)
+                takes[j] = min(takes[j], i)
+        if parted is None and said[0] != said[1]:
+            why = [("cannot take " + eid) if x is None else "; ".join(x) for x in said]
+            parted = {"step": i + 1, "event": eid, "a": why[0], "b": why[1]}
+        if takes[0] <= i and takes[1] <= i:
+            break
+    return parted, takes
+
+
 def _shared_placeholder() -> Scenario | None:
     """``/sim/-#s=...`` (app/linkcodec.py): a self-contained link to a scenario given as a full
     object. The fragment never reaches the server; static/js/share.js reads it and loads the

@@ -201,8 +201,10 @@ def get_link(lid: str) -> dict[str, Any]:
     """
     opened = open_record(load_record(lid))
     out = opened.record.model_dump()
-    out.pop("format", None)
+    for k in ("format", "trail", "fingerprint"):
+        out.pop(k, None)
     out["notice"] = opened.notice
+    out["diverged"] = opened.diverged
     return out
 
 

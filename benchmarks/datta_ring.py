@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from protocols.explorer import SearchOptions, search  # noqa: E402
 from protocols.runner import build, drive, report, scheduler_for  # noqa: E402
 from protocols.scenario import gallery, parse  # noqa: E402
-from tests.datta_bfs import explore  # noqa: E402
 
 
 def speed(variant: str = "full", repeat: int = 3) -> dict:
@@ -70,10 +70,11 @@ def exhaustive(max_states: int) -> list[dict]:
     rows = []
     for name, ring, reqs, token, leaves in INSTANCES:
         t0 = time.perf_counter()
-        r = explore(build(small(ring, reqs, token, leaves), "full"), max_states=max_states,
-                    stop_at_first=False)
-        res = ("violation" if r.violation else "deadlock" if r.deadlock else
-               "cannot finish" if r.stuck else "ok" if r.complete else "limit")
+        r = search(build(small(ring, reqs, token, leaves), "full"),
+                   SearchOptions(max_states=max_states, stop_at_first=False, can_finish=True))
+        res = ("violation" if "violation" in r.findings else "deadlock" if "deadlock" in
+               r.findings else "cannot finish" if r.cannot_finish else
+               "ok" if r.complete else "limit")
         rows.append({"instance": name, "states": r.states, "complete": r.complete,
                      "result": res, "seconds": round(time.perf_counter() - t0, 1)})
         print(rows[-1], flush=True)

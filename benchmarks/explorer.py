@@ -3,6 +3,8 @@ and the papers' expectations, as a Markdown table for benchmarks/README.md.
 
     python benchmarks/explorer.py            # everything that is in the gallery
     python benchmarks/explorer.py --quick    # smaller bounds
+    python benchmarks/explorer.py --only goals --repeat 3 --baseline DIR
+                                             # issue 15's rows, DIR (an older checkout) side by side
 
 Single core, one process; times are CPU seconds of this process (time.process_time), best of
 ``--repeat`` runs, because the 2-core machine is shared with other jobs and wall time is noisy.
@@ -23,8 +25,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocols.explorer import check  # noqa: E402
-from protocols.explorer.engine import SearchOptions, search  # noqa: E402
-from protocols.kernel import Transitions  # noqa: E402
 from protocols.runner import build  # noqa: E402
 from protocols.scenario import ScenarioError, gallery, parse  # noqa: E402
 
@@ -171,7 +171,9 @@ def reductions_table(repeat: int) -> list[str]:
                     f"{b['states']} ({b['result']}) | {ta:.2f} | {tb:.2f} |")
         rows.append(f"| {label} | forget + partial-order | {a['states']} ({a['result']}) | "
                     f"{c['states']} ({c['result']}) | {ta:.2f} | {tc:.2f} |")
-    # fast restore (driver) vs Simulator.restore, same search
+    # fast restore (lean transitions) vs Simulator.restore, same search
+    from protocols.explorer.engine import SearchOptions, search
+    from protocols.kernel import Transitions
     sc = gallery()["token-ring"]
     t_fast = t_slow = None
     for fast in (True, False):
@@ -214,14 +216,76 @@ def expect_table() -> list[str]:
     return rows
 
 
+# Issue 15's three speed goals: (label, scenario, variant, max_states, goal in states/s).
+GOALS = [("naive datta_ring, two clients, same two resources", DATTA_TWO, "naive", 200_000,
+          50_000),
+         ("naive datta_ring Fig. 3", "datta-fig3", "naive", 200_000, 35_000),
+         ("coterie Fig. 1", "coterie-fig1", "full", 30_000, 15_000)]
+
+
+def goal_rows(repeat: int) -> list[dict[str, Any]]:
+    """States/s (CPU, best of ``repeat``) and bytes per stored state of the GOALS instances."""
+    out = []
+    for label, ref, variant, cap, goal in GOALS:
+        sc = scenario(ref)
+        res, dt = timed(sc, variant, cap, repeat)
+        out.append({"label": label, "variant": variant, "result": res["result"],
+                    "states": res["states"], "seconds": dt, "rate": res["states"] / dt,
+                    "bytes": memory_per_state(sc, variant, min(cap, 30_000)), "goal": goal})
+    return out
+
+
+def goals_table(repeat: int, baseline: str | None) -> list[str]:
+    """The GOALS rows; with ``baseline`` (an older checkout) measured side by side: each
+    repeat runs the baseline's explorer in a subprocess, then this one, under the same load."""
+    import json
+    import subprocess
+    here = Path(__file__).resolve()
+    runs: dict[str, list[list[dict[str, Any]]]] = {"before": [], "after": []}
+    for _ in range(repeat):
+        for name, root in (("before", baseline), ("after", str(here.parents[1]))):
+            if root is None:
+                continue
+            # This file's measuring code, run against ``root``'s checkout (the baseline may
+            # predate this function). The markers are split so they do not match themselves.
+            code = here.read_text().replace(
+                "sys.path.insert(0, str(Path(__file__)" + ".resolve().parent.parent))",
+                f"sys.path.insert(0, {root!r})")
+            code = code.replace('if __name__ == "__main__"' + ':\n    main()',
+                                'if __name__ == "__main__":\n    import json\n'
+                                '    print(json.dumps(goal_rows(1)))')
+            res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            if res.returncode:
+                raise SystemExit(f"{name} ({root}) failed:\n{res.stderr}")
+            runs[name].append(json.loads(res.stdout.strip().splitlines()[-1]))
+    rows = ["| instance | variant | result | states | before: states/s | after: states/s | "
+            "speed-up | goal | before: bytes/state | after: bytes/state |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for k, (label, _ref, variant, _cap, goal) in enumerate(GOALS):
+        after = [r[k] for r in runs["after"]]
+        before = [r[k] for r in runs["before"]]
+        a = max(r["rate"] for r in after)
+        b = max(r["rate"] for r in before) if before else None
+        ab = min(r["bytes"] for r in after)
+        bb = min(r["bytes"] for r in before) if before else None
+        rows.append(f"| {label} | {variant} | {after[0]['result']} | {after[0]['states']} | "
+                    f"{f'{b:,.0f}' if b else '—'} | {a:,.0f} | "
+                    f"{f'{a / b:.2f}×' if b else '—'} | ≥ {goal:,} | "
+                    f"{f'{bb:,.0f}' if bb else '—'} | {ab:,.0f} |")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--only", choices=["speed", "reductions", "expect"])
+    ap.add_argument("--only", choices=["speed", "reductions", "expect", "goals"])
+    ap.add_argument("--baseline", default=None,
+                    help="an older checkout: the goals rows measure it side by side")
     a = ap.parse_args()
     parts = {"speed": lambda: speed_table(a.repeat, a.quick),
-             "reductions": lambda: reductions_table(a.repeat), "expect": expect_table}
+             "reductions": lambda: reductions_table(a.repeat), "expect": expect_table,
+             "goals": lambda: goals_table(a.repeat, a.baseline)}
     for name, fn in parts.items():
         if a.only and a.only != name:
             continue

@@ -22,10 +22,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app.devserver import server  # noqa: E402
 from protocols.kernel import make_scheduler  # noqa: E402
 from protocols.runner import build  # noqa: E402
 from protocols.scenario import gallery  # noqa: E402
-from tests.links_fixtures import server  # noqa: E402
 
 
 def schedules(sid: str, length: int, count: int) -> list[list[str]]:

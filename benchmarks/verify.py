@@ -30,9 +30,16 @@ def one(spec: str, args: argparse.Namespace, address: str | None) -> dict:
     first = int(parts[3].split("=")[1]) if len(parts) > 3 else None
     fam = fams.get(proto, name)
     t0 = time.perf_counter()
-    rows = list(verify(fam, variant, scheduler_address=address, workers=args.workers,
-                       max_states=args.max_states, seeds=args.seeds, first=first,
-                       max_seconds=args.max_seconds))
+    rows = []
+    for r in verify(fam, variant, scheduler_address=address, workers=args.workers,
+                    max_states=args.max_states, seeds=args.seeds, first=first,
+                    max_seconds=args.max_seconds):
+        rows.append(r)
+        with open(args.out + ".rows", "a", encoding="utf-8") as f:   # partial results survive
+            f.write(json.dumps({"family": spec, "instance": r["instance"],
+                                "result": r["result"], "states": r["states"],
+                                "seconds": r["seconds"], "worst": r.get("worst")},
+                               ensure_ascii=False) + "\n")
     where = f"LocalCluster {args.local_cluster} workers" if args.local_cluster else (
         f"dask {address}" if address else f"local pool {args.workers or os.cpu_count()}")
     s = report.summary(rows, fam, variant, time.perf_counter() - t0, where)
@@ -73,7 +80,7 @@ def main() -> None:
             print(f"| {s['protocol']} | {s['family']}{' (first ' + str(s['first']) + ')' if s['first'] else ''} "
                   f"| {s['variant']} | {s['instances']} | {s['ok']} | {s['limit']} | "
                   f"{s['counterexample']} | {s['states']:,} | {s['max_states_bound']:,} | "
-                  f"{s['seconds']} | {s['where']} |", flush=True)
+                  f"{s['seconds']} | {s['cpu_seconds']} | {s['where']} |", flush=True)
             for ce in s["counterexamples"]:
                 print(f"    counterexample {ce['instance']}: {ce['finding']}", flush=True)
     finally:

@@ -100,14 +100,20 @@ def _bench(c: Client, n: int, steps: int) -> dict[str, Any]:
         dt, raw, f = c.cmd("deliver", event=ev)
         deliver_ms.append(dt)
     total = f["total"]
-    back_ms, goto_ms, full_bytes = [], [], []
+    back_ms, goto_ms, back_bytes, goto_bytes, scrub_bytes = [], [], [], [], []
     for _ in range(min(50, total)):
         dt, raw, f = c.cmd("back")
         back_ms.append(dt)
-        full_bytes.append(len(raw.encode()))
-    for i in range(50):
+        back_bytes.append(len(raw.encode()))
+    for i in range(50):                       # far jumps anywhere on the timeline
         dt, raw, f = c.cmd("goto", step=(i * 7919) % (total + 1))
         goto_ms.append(dt)
+        goto_bytes.append(len(raw.encode()))
+    k = total // 2
+    for i in range(100):                      # scrubbing: ±20 steps at a time
+        k = max(0, min(total, k + ((i * 37) % 41) - 20))
+        _, raw, f = c.cmd("goto", step=k)
+        scrub_bytes.append(len(raw.encode()))
 
     def summary(xs: list[float]) -> dict[str, float]:
         return {"p50": round(pct(xs, 50), 2), "p99": round(pct(xs, 99), 2), "count": len(xs)}
@@ -117,7 +123,9 @@ def _bench(c: Client, n: int, steps: int) -> dict[str, Any]:
             "goto_ms": summary(goto_ms),
             "view_patch_bytes_median": int(statistics.median(patch_bytes)),
             "frame_bytes_median": int(statistics.median(frame_bytes)),
-            "full_frame_bytes_median": int(statistics.median(full_bytes)) if full_bytes else 0}
+            "back_frame_bytes_median": int(statistics.median(back_bytes)) if back_bytes else 0,
+            "goto_far_frame_bytes_median": int(statistics.median(goto_bytes)),
+            "goto_scrub_frame_bytes_median": int(statistics.median(scrub_bytes))}
 
 
 def cpu(n: int, steps: int) -> dict[str, Any]:
@@ -139,7 +147,7 @@ def cpu(n: int, steps: int) -> dict[str, Any]:
     for _ in range(min(50, steps)):
         t0 = time.thread_time()
         s.back()
-        encode(fb.full(s, None))
+        encode(fb.incremental(s, None, jump=True))
         back_ms.append((time.thread_time() - t0) * 1000)
     return {"n": n, "step_cpu_ms": {"p50": round(pct(step_ms, 50), 2),
                                     "p99": round(pct(step_ms, 99), 2)},
@@ -206,17 +214,19 @@ def main() -> None:
         return
     print(f"token ring, random scheduler, {steps} steps per size, loopback websocket")
     print("| n | step p50 / p99 ms | deliver p50 / p99 ms | back p50 / p99 ms | goto p50 / p99 ms "
-          "| view_patch bytes (median) | frame bytes (median) | full frame bytes (median) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| view_patch bytes (median) | step frame bytes (median) | back frame bytes (median) "
+          "| goto frame bytes: scrub ±20 / far (median) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         def pp(k: str, r: dict[str, Any] = r) -> str:
             return f"{r[k]['p50']} / {r[k]['p99']}"
         print(f"| {r['n']} | {pp('step_ms')} | {pp('deliver_ms')} | {pp('back_ms')} | "
               f"{pp('goto_ms')} | {r['view_patch_bytes_median']} | {r['frame_bytes_median']} | "
-              f"{r['full_frame_bytes_median']} |")
+              f"{r['back_frame_bytes_median']} | {r['goto_scrub_frame_bytes_median']} / "
+              f"{r['goto_far_frame_bytes_median']} |")
     print()
     print("server CPU per command, in process (thread CPU time)")
-    print("| n | step + incremental frame p50 / p99 ms | back + full frame p50 / p99 ms |")
+    print("| n | step + incremental frame p50 / p99 ms | back + its diff frame p50 / p99 ms |")
     print("|---|---|---|")
     for r in cpus:
         print(f"| {r['n']} | {r['step_cpu_ms']['p50']} / {r['step_cpu_ms']['p99']} | "

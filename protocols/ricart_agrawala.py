@@ -95,6 +95,9 @@ class RicartAgrawala(RuleProtocol):
     channels = "unordered"
     view_kind = "ring"
     fault_kinds = ("drop", "duplicate", "crash")
+    # the viewer draws each message type with its own glyph, colour and short label
+    message_styles = {"REQUEST": ("circle", "#0072B2", "REQ"),
+                      "REPLY": ("diamond", "#E69F00", "REPLY")}
     scenario_model = Fields
 
     def setup(self, scenario: Any, variant: str) -> Setup:
@@ -183,9 +186,6 @@ class RicartAgrawala(RuleProtocol):
 
     def served_all(self, sim: Any) -> bool:
         return not sim.waiting and not sim.cs and all(s.requests_left == 0 for s in sim.procs)
-
-    def unfinished(self, config: Config, pid: str, state: Proc) -> bool:
-        return state.requests_left > 0
 
     def message_label(self, msg: Message) -> str:
         return f"REQUEST {msg.body}" if msg.kind == "REQUEST" else msg.kind

@@ -197,6 +197,12 @@ def schema(protocol: str) -> dict[str, Any]:
             if key in typed.get("properties", {}):
                 out["properties"][key] = typed["properties"][key]
     out["properties"]["protocol"] = {**out["properties"]["protocol"], "const": protocol}
+    from .registry import get
+    proto = get(protocol)
+    out["properties"]["variant"] = {**out["properties"]["variant"],
+                                    "enum": [*proto.variants, None]}
+    if proto.variant_table is not None:     # each variant's features, with their reasons
+        out["x-variants"] = proto.variant_table.describe()
     out["title"] = f"Scenario of {protocol}"
     return out
 

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from .kernel import ENV, Ctx, Message, Setup
 from .kernel.rules import RuleProtocol, receive, rule
+from .kernel.variants import Feature, table
 from .scenario import Empty, ScenarioError, Section, check_fields, whole
 from .scenario import Fields as ScenarioFields
 
@@ -57,8 +58,10 @@ class Config:
 class TokenRing(RuleProtocol):
     id = "token_ring"
     title = "Token ring (teaching example)"
-    variants = ("reliable", "lossy")
-    default_variant = "reliable"
+    variant_table = table(
+        features=(Feature("lossy", "one process forgets to pass the token on after its "
+                          "critical section, so everyone else waits for ever", "", "ablation"),),
+        variants={"reliable": (), "lossy": ("lossy",)}, default="reliable")
     channels = "fifo"
     view_kind = "ring"
     # A fixed glyph, colour and short label per message type (distinct pairs; the label is
@@ -74,7 +77,7 @@ class TokenRing(RuleProtocol):
         p = check_fields(scenario).params
         n, reqs = p.n, p.requests
         pids = tuple(f"p{i}" for i in range(n))
-        lossy = (p.lossy or pids[-1]) if variant == "lossy" else None
+        lossy = (p.lossy or pids[-1]) if self.has(variant, "lossy") else None
         if lossy is not None and lossy not in pids:
             raise ScenarioError(f"scenario.params.lossy: no process {lossy!r}")
         nxt = {q: pids[(i + 1) % n] for i, q in enumerate(pids)}

@@ -29,6 +29,26 @@ SCREENSHOTS = ROOT / "test-output" / "screenshots"
 VIEWPORT = {"width": 1280, "height": 720}   # a classroom projector
 
 
+_CHECKOUT_DATA = ROOT / "data"
+_HAD_DATA = _CHECKOUT_DATA.exists()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """From the very start (import-time code and session fixtures included) the link store is a
+    temporary folder, never the checkout's data/; the module fixture below then gives each test
+    module a fresh one."""
+    if not os.environ.get("ALLOCSCOPE_DATA"):
+        import tempfile
+        os.environ["ALLOCSCOPE_DATA"] = tempfile.mkdtemp(prefix="allocscope-tests-")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The promise is checked, not hoped: a run that created the checkout's data/ fails."""
+    if not _HAD_DATA and _CHECKOUT_DATA.exists():
+        print(f"\nconftest: the tests created {_CHECKOUT_DATA}, which they must never touch")
+        session.exitstatus = 1
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

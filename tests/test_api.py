@@ -274,3 +274,55 @@ def test_healthz_answers_within_100ms_while_another_client_loads_a_huge_scenario
         # 490,000 conflicts are built in a worker thread; the protocol's long C calls (sorting
         # them) hold the GIL for a few hundred ms at a time: bounded, not a 77 s freeze
         assert lat[len(lat) // 2] < 0.1 and lat[-1] < 2.0, lat[-5:]
+
+
+def test_invalid_utf8_frames_log_one_line_not_a_traceback():
+    import logging
+    import sys
+
+    from app.guards import QuietBadFrames
+    try:
+        b"\xff".decode()
+    except UnicodeDecodeError:
+        info = sys.exc_info()
+    rec = logging.LogRecord("uvicorn.error", logging.ERROR, __file__, 1,
+                            "Invalid UTF-8 sequence received from client.", None, info)
+    assert QuietBadFrames().filter(rec) and rec.exc_info is None
+    other = logging.LogRecord("uvicorn.error", logging.ERROR, __file__, 1, "boom", None, info)
+    assert QuietBadFrames().filter(other) and other.exc_info is info
+    create_app(Limits())
+    assert any(isinstance(f, QuietBadFrames) for f in logging.getLogger("uvicorn.error").filters)
+
+
+def test_a_500_carries_the_security_headers_and_no_traceback():
+    app = create_app(Limits())
+
+    @app.get("/boom")
+    def boom() -> None:
+        raise RuntimeError("secret detail")
+    c = TestClient(app, raise_server_exceptions=False)
+    for headers in ({}, HTML):
+        r = c.get("/boom", headers=headers)
+        assert r.status_code == 500 and "secret detail" not in r.text
+        assert r.headers["x-content-type-options"] == "nosniff"
+        assert "script-src 'self'" in r.headers["content-security-policy"]
+
+
+def test_unknown_hosts_are_refused_with_the_headers():
+    c = TestClient(create_app(Limits()), base_url="http://evil.example")
+    r = c.get("/healthz")
+    assert r.status_code == 400 and r.headers["x-content-type-options"] == "nosniff"
+    ok = TestClient(create_app(Limits(allowed_hosts=("*.example",))), base_url="http://a.example")
+    assert ok.get("/healthz").status_code == 200
+
+
+def test_request_bodies_are_bounded_as_they_arrive():
+    c = TestClient(create_app(Limits(max_body_bytes=2048)))
+    r = c.post("/api/links", content=b"{" + b" " * 5000 + b"}")
+    assert r.status_code == 413 and "ALLOCSCOPE_MAX_BODY_BYTES" in r.text
+
+    def chunks():
+        for _ in range(10):
+            yield b" " * 1000                   # streamed: no Content-Length
+    r = c.post("/api/links", content=chunks())
+    assert r.status_code == 413 and "ALLOCSCOPE_MAX_BODY_BYTES" in r.text

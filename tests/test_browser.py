@@ -431,7 +431,7 @@ def test_corrupt_picker_lists_the_nodes_corruptions(page: Any, live_server: str,
     labels = choices.evaluate_all("bs => bs.map(b => b.textContent)")
     assert all(t.startswith("p0.") and " := " in t for t in labels)
     assert not any("None" in t or "True" in t or "False" in t for t in labels)   # ⊥, true, false
-    assert picker.locator("h3").text_content() == "Corrupt a variable of p0"
+    assert picker.locator("h2").text_content() == "Corrupt a variable of p0"
     assert page.evaluate("() => document.activeElement.classList.contains('corrupt-choice')")
     page.screenshot(path=str(screenshots / "kout-corrupt-picker.png"))
 
@@ -440,7 +440,7 @@ def test_corrupt_picker_lists_the_nodes_corruptions(page: Any, live_server: str,
     picker.wait_for(state="hidden")
     assert page.evaluate("() => window.allocscope.ui.armed") is None
     open_on("p1")
-    assert page.text_content("#corrupt-picker h3") == "Corrupt a variable of p1"
+    assert page.text_content("#corrupt-picker h2") == "Corrupt a variable of p1"
     picker.locator("button.corrupt-cancel").click()
     picker.wait_for(state="hidden")
     page.wait_for_timeout(300)

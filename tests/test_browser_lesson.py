@@ -33,6 +33,8 @@ CAPTIONS: dict[str, tuple[str, Any]] = {
     "datta-printed-done": ("monitor", "deadlock"),
     "datta-prose-remote-unloop": ("monitor", "deadlock"),
     "datta-stress": ("cycle", ["R3", "R7", "R8", "R4"]),
+    "datta-repeat-stale-noloop": ("say", "stale, dropped"),
+    "ricart-agrawala": ("cs", ["p1"]),
     "found-datta-ring-as-printed-second-token": ("monitor", "violation"),
     "found-kout-tree-as-printed-extra-resource-token": ("monitor", "violation"),
     "kout-fig1": ("say", "requests 1 unit"),
@@ -173,3 +175,158 @@ def s_hash(sid: str, trace: list[str]) -> str:
     sim = build(gallery()[sid], None)
     sim.replay(trace)
     return sim.state_hash()
+
+
+def test_receive_guards_are_honest_and_keyboard_inspects_and_delivers(page: Any,
+                                                                      live_server: str) -> None:
+    """Item 5: a receive guard is ✓ only while such a message can be delivered (C2 at Fig. 1's
+    moment has no resAllowed coming), and says what is missing; item 6: Tab reaches the figure,
+    Enter inspects a process and delivers a message, with no mouse."""
+    open_viewer(page, live_server, "/sim/datta-fig1")
+    page.focus('#view .node[data-id="C2"]')
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#inspector .guards li")
+    li = page.locator("#inspector .guards li", has_text="receive resAllowed")
+    assert li.locator(".mark").text_content() == "✗"
+    assert "no resAllowed can be delivered to C2" in li.text_content()
+    page.focus('#view .node[data-id="R1"]')
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#inspector .insp-title')"
+                           ".textContent.startsWith('R1')")
+    ok = page.locator("#inspector .guards li.holds", has_text="receive newStrongACK")
+    assert ok.locator(".gdeliver").text_content() == "m6"
+    assert "Alg. 3 l.85–90" in ok.text_content()
+    # deliver by keyboard: focus the message and press Enter
+    page.focus('#view .msg.deliverable[data-id="m6"]')
+    page.keyboard.press("Enter")
+    wait_step(page, 11)
+    assert state(page)["event"] == "m6"
+    # the help lists the shortcuts
+    page.keyboard.press("?")
+    assert page.is_visible("#help") and "Enter" in page.text_content("#help")
+    page.keyboard.press("Escape")
+    assert not page.is_visible("#help")
+
+
+def test_coterie_variables_are_named_fields_and_refs_say_case(page: Any, live_server: str) -> None:
+    open_viewer(page, live_server, "/sim/coterie-fig1")
+    page.click('#view .node[data-id="c"] .body')
+    page.wait_for_selector("#inspector table.vars th")
+    names = page.eval_on_selector_all("#inspector table.vars th", "ts => ts.map(t => t.textContent)")
+    assert "req.phase" in names and "mem.W" in names
+    assert not any(v.startswith('{"') for v in page.eval_on_selector_all(
+        "#inspector table.vars td", "ts => ts.map(t => t.textContent)"))
+    assert "Case 1" in page.text_content("#inspector .guards")
+    page.click('.tab[data-tab="log"]')
+    assert "AllocResource, Case" in page.text_content("#log")
+    assert " l.4" not in page.text_content("#log")
+
+
+def test_phone_layout_has_no_horizontal_scroll_and_readable_text(page: Any,
+                                                                 live_server: str) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_viewer(page, live_server, "/sim/datta-fig1")
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, innerWidth]")
+    assert widths[0] <= widths[1]
+    view = page.locator("#view").bounding_box()
+    assert view["width"] >= 370                          # the figure gets the full width
+    side = page.locator("#side").bounding_box()
+    assert side["y"] >= view["y"] + view["height"] - 1   # panels below it
+    small = page.evaluate("""() => Array.from(document.querySelectorAll('body *'))
+      .filter(e => e.offsetParent !== null && e.childNodes.length && Array.from(e.childNodes)
+        .some(n => n.nodeType === 3 && n.textContent.trim()) && !e.closest('svg'))
+      .map(e => [e.tagName, e.className, parseFloat(getComputedStyle(e).fontSize)])
+      .filter(x => x[2] < 12)""")
+    assert small == []
+
+
+def test_a_crashed_task_is_visibly_crashed(page: Any, live_server: str) -> None:
+    open_viewer(page, live_server, "/sim/game-fault")           # opens as T1 crashes
+    g = page.locator('#view .node[data-id="T1"]')
+    assert "crashed" in g.get_attribute("class")
+    fill = page.evaluate("() => getComputedStyle(document.querySelector("
+                         "'#view .node[data-id=\"T1\"] .body')).fill")
+    assert fill in ("rgb(85, 85, 85)",)
+    assert g.locator(".cross").count() == 1
+
+
+
+OVERLAPS_JS = """() => {
+  // every visible text label of the figure (node names, details, queue names, chips, message
+  // labels, seekLoop labels): pairs whose boxes overlap by more than 2 px each way
+  const ts = Array.from(document.querySelectorAll('#view text'))
+    .filter(t => t.textContent.trim() && t.getBBox().width > 0)
+    .map(t => ({t: t.textContent.trim(), r: t.getBoundingClientRect()}));
+  const out = [];
+  for (let i = 0; i < ts.length; i++) for (let j = i + 1; j < ts.length; j++) {
+    const a = ts[i].r, b = ts[j].r;
+    const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+    const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    if (w > 2 && h > 2) out.push([ts[i].t, ts[j].t]);
+  }
+  return out;
+}"""
+
+
+CROWDED = pytest.mark.xfail(strict=True, reason="datta-stress (8 resources, 30 clients): queue "
+                            "rows of up to 8 chips still cross neighbouring resources' labels; "
+                            "the queues need a place outside the ring (issue 17 item 3, open)")
+
+
+@pytest.mark.parametrize("sid", [pytest.param(s, marks=CROWDED) if s == "datta-stress" else s
+                                 for s in SCENARIOS])
+def test_no_label_overlaps_at_the_figure_moment_and_five_other_steps(page: Any, live_server: str,
+                                                                     sid: str) -> None:
+    page.set_viewport_size({"width": 1280, "height": 800})
+    s = open_viewer(page, live_server, f"/sim/{sid}")
+    total, here = s["total"], s["step"]
+    steps = [here] + sorted({max(0, min(total, round(total * f))) for f in (.1, .3, .5, .7, .9)}
+                            - {here})[:5]
+    found = {}
+    for k in steps:
+        if k != state(page)["step"]:
+            page.evaluate("k => window.allocscope.act.goto(k)", k)
+            wait_step(page, k)
+            page.wait_for_timeout(150)
+        pairs = page.evaluate(OVERLAPS_JS)
+        if pairs:
+            found[k] = pairs[:4]
+    assert found == {}, f"{sid}: overlapping labels {found}"
+
+
+def test_exported_view_has_a_caption_and_the_legend(page: Any, live_server: str,
+                                                    tmp_path: Path) -> None:
+    open_viewer(page, live_server, "/sim/datta-fig1")
+    with page.expect_download() as dl:
+        page.click("text=view.svg")
+    path = tmp_path / "view.svg"
+    dl.value.save_as(path)
+    svg = path.read_text()
+    assert "Fig. 1: two clients" in svg and "variant full" in svg and "step 10 of 18" in svg
+    assert "dependency (Def. 3.1)" in svg and "newStrongACK" in svg     # the legend came along
+
+
+def test_every_delivery_in_the_log_is_said_in_words(page: Any, live_server: str) -> None:
+    """Item 8: Info deliveries (no narration of their own) read as a sentence, not an id."""
+    open_viewer(page, live_server, "/sim/game-conflict")
+    page.click('.tab[data-tab="log"]')
+    lines = page.eval_on_selector_all("#log .log-body p", "ps => ps.map(p => p.textContent)")
+    assert lines and not [x for x in lines if x.strip().startswith("m") and x.strip()[1:].isdigit()]
+    assert any("receives Info from" in x for x in lines)
+
+
+def test_variant_switch_keeps_the_step_and_compare_shows_where_they_part(page: Any,
+                                                                         live_server: str) -> None:
+    """Item 9: switching variant keeps step and schedule where they apply and says where they
+    stop; the side-by-side compare of naive and full at Fig. 1's moment names step 11."""
+    open_viewer(page, live_server, "/sim/datta-fig1?step=12&variant=full")
+    wait_step(page, 12)
+    page.select_option("#variant", "naive")
+    page.wait_for_function("() => window.allocscope.model.protocol.variant === 'naive'")
+    s = state(page)
+    # naive cannot take full's detection events: it stops where the schedule stops applying
+    assert s["step"] <= 12 and s["step"] >= 10
+    assert "naive" in page.text_content("#fault-hint")
+    page.goto(f"{live_server}/compare/datta-fig1?a=naive&b=full")
+    assert "part at step 11" in page.text_content("#parted")
+    assert page.locator("iframe").count() == 2

@@ -1,7 +1,7 @@
 """Links, fork and the editor in the real browser (Playwright on Debian's chromium).
 
 The fixtures (``page``, ``live_server``) are the front-end's (tests/conftest.py); the restart test
-starts its own server on its own data folder (tests/links_fixtures.py).
+starts its own server on its own data folder (app/devserver.py).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.devserver import ROOT, server
 from protocols import registry
 from protocols.scenario import gallery
 
-from .links_fixtures import ROOT, server
 from .test_links import GALLERY, hash_at, random_schedule
 
 pytestmark = pytest.mark.browser

@@ -70,3 +70,38 @@ def test_bad_check_requests_are_clear(client, payload, status, needle):
 def test_unknown_job_is_404(client):
     assert client.get("/api/check/nope").status_code == 404
     assert client.delete("/api/check/nope").status_code == 404
+
+
+def test_jobs_and_their_cap_are_shared_by_every_server_worker(tmp_path, monkeypatch):
+    """Issue 20.6: two server processes on one data folder (as `--workers 2`), cap 1: a job
+    started on one is polled and cancelled on the other, and the other refuses a second job."""
+    import httpx
+
+    from tests.links_fixtures import servers
+    monkeypatch.setenv("ALLOCSCOPE_MAX_CHECKS", "1")
+    big = {"id": "big-ring", "title": "big", "protocol": "token_ring",
+           "params": {"n": 9, "requests": 3}}
+    with servers(tmp_path, 2) as (a, b):
+        r = httpx.post(f"{a}/api/check", json={"scenario": big, "max_states": 2_000_000},
+                       timeout=30)
+        assert r.status_code == 202
+        jid = r.json()["job"]
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            seen = httpx.get(f"{b}/api/check/{jid}", timeout=10)
+            assert seen.status_code == 200 and seen.json()["state"] == "running"
+            if seen.json()["progress"]:
+                break
+            time.sleep(0.2)
+        assert seen.json()["progress"]["states"] > 0
+        second = httpx.post(f"{b}/api/check", json={"scenario": "token-ring"}, timeout=30)
+        assert second.status_code == 429 and "ALLOCSCOPE_MAX_CHECKS" in second.text
+        assert httpx.delete(f"{b}/api/check/{jid}", timeout=10).status_code == 200
+        end = time.monotonic() + 20
+        while httpx.get(f"{a}/api/check/{jid}", timeout=10).json()["state"] == "running":
+            assert time.monotonic() < end, "the cancel asked on b never reached the job"
+            time.sleep(0.2)
+        assert httpx.get(f"{a}/api/check/{jid}", timeout=10).json()["state"] == "cancelled"
+        again = httpx.post(f"{b}/api/check", json={"scenario": "token-ring",
+                                                    "max_states": 100}, timeout=30)
+        assert again.status_code == 202

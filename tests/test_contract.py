@@ -56,12 +56,21 @@ def test_rules_table_guards_are_exactly_the_enabled_events(sid: str) -> None:
 
 
 @pytest.mark.parametrize("sid", sorted(gallery()))
-def test_receive_guards_hold_only_with_a_deliverable_message(sid: str) -> None:
+def test_guards_agree_with_enabled_on_every_state(sid: str) -> None:
+    """Every protocol: a receive guard holds exactly while a message of its kind is
+    deliverable to the process, and as many of its other guards hold as it has enabled
+    actions (each guarded action is one enabled event)."""
     seen = 0
     for sim in states(sid):
-        deliverable = {e.id: e.msg for e in sim.enabled() if e.kind == DELIVER}
+        enabled = [e for e in sim.enabled() if e.kind != FAULT]
+        deliverable = {e.id: e.msg for e in enabled if e.kind == DELIVER}
         for pid in sim.pids:
-            for g in sim.inspect(pid)["guards"]:
+            guards = sim.inspect(pid)["guards"]
+            actions = [e.id for e in enabled if e.pid == pid and e.kind != DELIVER]
+            held = [g["name"] for g in guards if g["holds"] and not g["receives"]]
+            assert len(held) == len(actions), \
+                f"{sid} step {sim.step_no} {pid}: guards {held} hold, enabled {actions}"
+            for g in guards:
                 if not g["receives"]:
                     continue
                 seen += 1
@@ -98,7 +107,32 @@ def test_every_feature_names_an_erratum_entry_that_exists() -> None:
             continue
         assert table.features, pid
         for f in table.features:
+            assert f.reason, (pid, f)
+            if f.kind in ("ablation", "paper") and not f.erratum:
+                continue
             proto, _, entry = f.erratum.partition(":")
-            assert proto == pid and f.reason and entry, (pid, f)
+            assert proto == pid and entry, (pid, f)
             if pid in papers:
                 assert entry in {e.id for e in load(pid).entries()}, (pid, f)
+
+
+def test_schema_types_the_three_sections_and_lists_variants_with_their_features() -> None:
+    from protocols.scenario import schema
+    s = schema("coterie")
+    assert s["properties"]["variant"]["enum"] == ["as-printed", "full", None]
+    defs = s["$defs"]
+    assert {"Params", "Topology", "Workload"} <= set(defs)
+    assert defs["Workload"]["additionalProperties"] is False
+    full = {v["variant"]: v for v in s["x-variants"]}["full"]
+    assert [f["name"] for f in full["features"]] == ["R1", "R2", "R3", "C6"]
+    for pid in registry.available():        # every protocol types its three sections
+        assert registry.get(pid).scenario_model is not None, pid
+        assert "Workload" in schema(pid)["$defs"] or pid in ("token_ring", "ricart_agrawala")
+
+
+def test_every_protocol_declares_its_variants_as_a_table() -> None:
+    for pid in registry.available():
+        proto = registry.get(pid)
+        assert proto.variant_table is not None, pid
+        assert proto.variants == proto.variant_table.names
+        assert proto.default_variant in proto.variants

@@ -250,10 +250,10 @@ def test_guards_list_every_block_with_lines():
     ({"ring": ["R1", "R2"]}, {"generate": {"clients": 0}}, "workload.generate.clients"),
 ])
 def test_bad_scenarios_name_the_field(topology, workload, field):
-    sc = parse({"id": "bad", "title": "bad", "protocol": "datta_ring", "topology": topology,
-                "workload": workload})
+    # the typed fields catch some when the file is read, build() the ones that need the ring
     with pytest.raises(ScenarioError, match="scenario." + field.replace(".", r"\.")):
-        build(sc, "full")
+        build(parse({"id": "bad", "title": "bad", "protocol": "datta_ring",
+                     "topology": topology, "workload": workload}), "full")
 
 
 # ---- issue 14: a client that asks more than once ----------------------------------------------
@@ -289,3 +289,42 @@ def test_unfinished_counts_a_client_until_its_endack():
             for ph in ("idle", "waiting", "cs", "finishing", "gone")] == \
         [False, True, True, True, False]
     assert not p.unfinished(cfg, "R1", Resource(Lock=True))
+
+
+# ---- issue 14: printed failures that other findings used to hide ------------------------------
+
+
+def test_as_printed_breaks_mutual_exclusion_before_any_second_token():
+    res = run(gallery()["datta-printed-shared-resource"], "as-printed")
+    texts_ = [v["text"] for v in res["violations"]]
+    assert res["steps"] == 34 and "resource R1 is used by C3, C1 at once (capacity 1)" in texts_
+    assert not any("tokens" in t for t in texts_)
+    for v in ("full", "prose", "naive"):
+        assert run(gallery()["datta-printed-shared-resource"], v)["served_all"], v
+
+
+def test_as_printed_client_runs_its_critical_section_twice_for_one_request():
+    sim = replay("datta-printed-double-cs", "as-printed")
+    assert sim.step_no == 56
+    found = [f.text for f in sim.monitors.findings.values() if f.kind == "violation"]
+    assert any("C1 enters its critical section on a resAllowed that answers no pending "
+               "request (Done sent)" in t for t in found), found
+    assert sum("resAllowed to C1" in x for x in texts(sim)) == 2
+    assert run(gallery()["datta-printed-double-cs"], "full")["served_all"]
+
+
+def test_only_the_printed_client_acts_on_an_unexpected_resallowed():
+    """full/prose keep ignoring a resAllowed or EndACK that answers nothing (narrated)."""
+    for v in ("full", "prose"):
+        sim = build(scenario(["R1", "R2"], [[["R1"]]]), v)
+        sim.step("e:C1:request")
+        sim.step("m0")
+        sim.step("a:R1:new-head")
+        sim.step("m1")
+        assert sim.proc("C1").phase == "cs"
+        sim.step("e:C1:release")
+        sim.step("m2")                   # Done: EndACK m3 in flight
+        sim._send("R1", "C1", "resAllowed")  # a stray grant, as a broken resource would send
+        stray = [e for e in sim.enabled_ids() if e.startswith("m") and e != "m3"][-1]
+        sim.step(stray)
+        assert sim.proc("C1").phase == "finishing" and "C1" not in sim.cs

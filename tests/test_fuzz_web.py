@@ -85,7 +85,21 @@ def test_every_command_gets_one_answer_and_the_session_survives(client, seq):
         # the session still works after whatever came before
         ws.send_text(json.dumps({"op": "load", "scenario": "token-ring", "id": "final"}))
         final = json.loads(ws.receive_text())
-        assert final["type"] == "frame" and final["reply_to"] == "final" and final["step"] == 0
+        assert final["type"] == "frame" and final["reply_to"] == "final"
+        assert (final["step"], final["state_hash"]) == _fresh_load(client)
+
+
+_fresh: list = []
+
+
+def _fresh_load(client) -> tuple:
+    """(step, state_hash) of loading token-ring on a new connection (where a load opens)."""
+    if not _fresh:
+        with client.websocket_connect("/ws") as ws:
+            ws.send_text(json.dumps({"op": "load", "scenario": "token-ring"}))
+            f = json.loads(ws.receive_text())
+            _fresh.append((f["step"], f["state_hash"]))
+    return _fresh[0]
 
 
 def _routes():
@@ -120,7 +134,56 @@ def test_rest_routes_never_answer_5xx(client, route, data):
              "step": st.integers(-3, 10**9) | values}), label="body")
         if data.draw(st.booleans(), label="raw"):
             kwargs["content"] = data.draw(st.binary(max_size=200), label="bytes")
-        else:
-            kwargs["json"] = body
+        else:   # json.dumps writes NaN / Infinity as Python does: the server must cope
+            kwargs["content"] = json.dumps(body)
+            kwargs["headers"] = {"content-type": "application/json"}
     r = client.request(method, url, **kwargs)
     assert r.status_code < 500, (method, url, r.status_code, r.text[:300])
+
+
+# ---------------------------------------------------------------- nesting and huge scenarios (20)
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("depth", [40, 255, 100_000])
+@pytest.mark.parametrize("route", ["/api/links", "/api/links/fragment", "/api/export",
+                                   "/api/check", "/api/links/decode",
+                                   "/api/scenarios/validate"])
+def test_deep_nesting_is_a_4xx_with_a_sentence_everywhere(client, route, depth):
+    body = ('{"scenario": {"id": "deep", "title": "t", "protocol": "token_ring", "params": '
+            '{"n": 3, "note": ' + _nested(depth) + '}}, "fragment": "x"}')
+    r = client.post(route, content=body, headers={"content-type": "application/json"})
+    assert 400 <= r.status_code < 500, (route, depth, r.status_code, r.text[:200])
+    assert "ALLOCSCOPE_MAX_DEPTH" in r.text
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert "content-security-policy" in r.headers
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(depth=st.integers(33, 3000), where=st.sampled_from(["params", "topology", "workload"]),
+       items=st.integers(1001, 8000), kind=st.sampled_from(["deep", "wide", "long-schedule"]))
+def test_nested_and_huge_scenarios_over_the_socket_are_refused_by_name(client, depth, where,
+                                                                        items, kind):
+    sc = {"id": "huge", "title": "t", "protocol": "task_game",
+          "topology": {"agents": ["A1"], "pools": {"P1": {"agent": "A1", "units": 1}}},
+          "workload": {"tasks": [{"id": "T0", "agent": "A1", "interest": ["P1"]}]}}
+    if kind == "deep":
+        text = json.dumps({"op": "load", "id": 9, "scenario": {**sc, where: {}}})
+        text = text.replace(f'"{where}": {{}}', f'"{where}": {{"x": {_nested(depth)}}}')
+        want = "ALLOCSCOPE_MAX_DEPTH"
+    elif kind == "wide":
+        sc["workload"] = {"tasks": [{"id": f"T{i}", "agent": "A1", "interest": ["P1"]}
+                                    for i in range(items)]}
+        text, want = json.dumps({"op": "load", "id": 9, "scenario": sc}), "ALLOCSCOPE_MAX_ITEMS"
+    else:
+        text = json.dumps({"op": "load", "id": 9, "scenario": "token-ring",
+                           "schedule": ["m0"] * (50_001 + items)})
+        want = "ALLOCSCOPE_MAX_SCHEDULE"
+    with client.websocket_connect("/ws") as ws:
+        ws.send_text(text)
+        f = json.loads(ws.receive_text())
+        assert f["type"] == "error" and want in f["message"], f["message"]
+        ws.send_text(json.dumps({"op": "load", "scenario": "token-ring", "id": "after"}))
+        assert json.loads(ws.receive_text())["reply_to"] == "after"    # the session goes on

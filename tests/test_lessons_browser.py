@@ -84,6 +84,7 @@ def test_prediction_wrong_right_explore_and_return(page: Any, live_server: str, 
 @pytest.mark.parametrize("lesson_id, chapter_id", TRIES)
 def test_try_it_missed_solved_explore_and_return(page: Any, live_server: str, lesson_id: str,
                                                  chapter_id: str) -> None:
+    page.set_default_timeout(30_000)       # the machine is shared: be patient, not flaky
     lesson, ch = _chapter(lesson_id, chapter_id)
     solution = list(ch.try_it.solution)
     _open(page, live_server, lesson_id, chapter_id, step_of(lesson, ch))
@@ -147,6 +148,7 @@ def test_screenshots_of_every_lesson(browser: Any, live_server: str, screenshots
                              ({"width": 1920, "height": 1080}, "?present=1", "present-1920x1080")):
         ctx = browser.new_context(viewport=size)
         pg = ctx.new_page()
+        pg.set_default_timeout(30_000)
         for lesson in LESSONS.values():
             for ch in (lesson.chapters[0], lesson.chapters[len(lesson.chapters) // 2]):
                 pg.goto(f"{live_server}/lesson/{lesson.id}{query}#{ch.id}")

@@ -1,7 +1,7 @@
 """Share links, exports, the editor's validation and thumbnails (issue 8; durability of issue 10).
 
 In-process tests use the real app (``app.main.create_app``) on a private data folder; durability
-and multi-process tests start real uvicorn subprocesses on loopback (tests/links_fixtures.py).
+and multi-process tests start real uvicorn subprocesses on loopback (app/devserver.py).
 """
 
 from __future__ import annotations
@@ -26,14 +26,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import linkcodec, store, thumbs
+from app.devserver import ROOT, server, servers, start_server, stop
 from app.linkstate import LinkRequest, canonical, make
 from app.main import create_app
 from protocols import registry
 from protocols.kernel import make_scheduler
 from protocols.runner import build, run
 from protocols.scenario import gallery, parse
-
-from .links_fixtures import ROOT, server, servers, start_server, stop
 
 GALLERY = sorted(gallery())
 
@@ -131,25 +130,73 @@ def test_bad_short_links_get_a_clear_page(client: TestClient, lid: str, status: 
 
 
 def test_altered_stored_link_says_so(client: TestClient) -> None:
-    """A row whose recorded hash no longer matches: 400 (same version) or 409 (version changed)."""
+    """Links are checked by what each step did (issue 20.4): an identical run at an edited step
+    is an altered link (400); a run that behaves differently opens anyway, naming the first
+    step where the runs differ; a changed state_hash alone (a new serialisation) is no error."""
     req = LinkRequest(scenario="token-ring-lossy", schedule=LOSSY, step=4)
     rec = make(req)
+    assert rec.format == 2 and len(rec.trail) == 2 * len(LOSSY) and rec.fingerprint
     st_ = store.get_store()
-    bad_hash = rec.model_copy(update={"state_hash": "0" * 64})
-    lid = st_.put(canonical(bad_hash.model_dump()))
-    r = client.get(f"/s/{lid}")
-    assert r.status_code == 400 and "state_hash" in r.text and "altered" in r.text
-    old = rec.model_copy(update={"state_hash": "1" * 64, "version": "0"})
-    lid2 = st_.put(canonical(old.model_dump()))
-    r2 = client.get(f"/api/links/{lid2}")
-    assert r2.status_code == 409
-    assert "protocol token_ring changed since this link was made (version 0 → 1)" in r2.json()["detail"]
-    same = rec.model_copy(update={"version": "0"})   # old version, identical replay: a notice
+    moved = rec.model_copy(update={"step": 3})
+    r = client.get(f"/s/{st_.put(canonical(moved.model_dump()))}")
+    assert r.status_code == 400 and "altered" in r.text
+    rehashed = rec.model_copy(update={"state_hash": "0" * 64})
+    r1 = client.get(f"/api/links/{st_.put(canonical(rehashed.model_dump()))}")
+    assert r1.status_code == 200 and r1.json()["step"] == 4
+    assert r1.json()["state_hash"] == rec.state_hash and r1.json()["diverged"] is None
+    assert "stored differently" in r1.json()["notice"]
+    same = rec.model_copy(update={"version": "0"})   # old version, identical run: a notice
     r3 = client.get(f"/api/links/{st_.put(canonical(same.model_dump()))}")
     assert r3.status_code == 200 and "version 0" in r3.json()["notice"]
+    other = rec.trail[:4] + ("00" if rec.trail[4:6] != "00" else "11") + rec.trail[6:]
+    changed = rec.model_copy(update={"trail": other, "version": "0"})
+    lid = st_.put(canonical(changed.model_dump()))
+    r4 = client.get(f"/api/links/{lid}")
+    assert r4.status_code == 200 and r4.json()["diverged"]["step"] == 3
+    assert r4.json()["step"] == 4 and "first differ at step 3" in r4.json()["notice"]
+    page = client.get(f"/s/{lid}", headers={"accept": "text/html"})
+    assert page.status_code == 200 and "behaves differently" in page.text
+    assert "step 3" in page.text and f"link={lid}" in page.text     # never a blank viewer
     not_enabled = rec.model_copy(update={"schedule": ["m7", *LOSSY], "version": "0"})
-    r4 = client.get(f"/api/links/{st_.put(canonical(not_enabled.model_dump()))}")
-    assert r4.status_code == 409 and "no longer replays" in r4.json()["detail"]
+    r5 = client.get(f"/api/links/{st_.put(canonical(not_enabled.model_dump()))}")
+    assert r5.status_code == 200 and r5.json()["diverged"]["applied"] == 0
+    assert "no longer possible" in r5.json()["notice"] and r5.json()["step"] == 0
+
+
+def test_an_upgrade_adding_a_defaulted_state_field_keeps_every_gallery_link(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every gallery scenario x its variants, linked at a step of its own schedule; then every
+    state gains a defaulted field (its serialisation, so its state_hash, changes): each link
+    still opens, at the same step, with no divergence."""
+    import dataclasses
+
+    from protocols.kernel import canon as canon_mod
+    made = []
+    for sid, sc in gallery().items():
+        for variant in registry.get(sc.protocol).variants[:2]:
+            sched = sc.schedule_for(variant)[:40]
+            try:
+                r = client.post("/api/links", json={"scenario": sid, "variant": variant,
+                                                    "schedule": sched})
+            except Exception:   # noqa: BLE001
+                continue
+            if r.status_code == 201:
+                made.append((r.json()["id"], r.json()["step"], r.json()["state_hash"]))
+    assert len(made) >= len(gallery())
+    orig = canon_mod.canon
+
+    def upgraded(value):
+        out = orig(value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            out["added_in_an_upgrade"] = 0           # a new field at its default
+        return out
+    monkeypatch.setattr(canon_mod, "canon", upgraded)
+    for lid, step, h in made:
+        r = client.get(f"/api/links/{lid}")
+        assert r.status_code == 200, (lid, r.text)
+        body = r.json()
+        assert body["step"] == step and body["diverged"] is None, (lid, body["notice"])
+        assert body["state_hash"] != h                # the upgrade did change the hash
 
 
 def test_bad_link_requests_name_the_field(client: TestClient) -> None:

@@ -147,7 +147,7 @@ def test_a_forget_hook_that_erases_a_live_value_is_caught():
 def test_partial_order_reduction_needs_the_hooks_and_no_faults():
     with pytest.raises(ScenarioError, match="does not declare por_senders"):
         check(parse({"id": "r", "title": "r", "protocol": "token_ring",
-                     "topology": {"n": 3}}), None, 1000, partial_order=True)
+                     "params": {"n": 3}}), None, 1000, partial_order=True)
     sc = parse({"id": "f", "title": "f", "protocol": "coterie", "topology": FIG1,
                 "workload": {"requests": {"a": [1]}}, "faults": {"drop": True}})
     with pytest.raises(ScenarioError, match="allows faults"):

@@ -104,8 +104,9 @@ def test_bad_input_exits_2_naming_it():
 
 def test_the_table_for_people_has_a_row_per_instance():
     out = cli("verify", "coterie", "--family", "small", "--first", "2", "--seeds", "1",
-              "--workers", "2", "--max-states", "2000")
+              "--workers", "2", "--max-states", "2000", "--progress")
     assert out.returncode == 0, out.stderr
+    assert "] 2/2" in out.stderr and "ok 2" in out.stderr          # the progress bar
     lines = out.stdout.splitlines()
     assert lines[0].split()[:4] == ["instance", "states", "result", "seconds"]
     assert len([ln for ln in lines if ln.startswith("u1:")]) == 2

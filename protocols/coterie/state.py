@@ -28,12 +28,6 @@ class Requester:
     G: tuple[str, ...] = ()                    # G_u: resources locked and being accessed
     done: int = 0                              # requests made so far (index into the workload)
 
-    def copy_of(self, v: str) -> tuple[Entry, ...] | None:
-        for w, d in self.copies:
-            if w == v:
-                return d
-        return None
-
     def with_copy(self, v: str, d: tuple[Entry, ...]) -> "Requester":
         rest = tuple(c for c in self.copies if c[0] != v)
         return replace(self, copies=tuple(sorted(rest + ((v, d),))))

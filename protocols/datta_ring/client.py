@@ -69,12 +69,31 @@ class ClientSide:
         c = msg.dst
         s = ctx.get(c)
         if s.phase != "waiting":
-            ctx.say(f"{c} gets resAllowed from {msg.src} but is {s.phase}: ignored", c, "1", (13,))
-            return
+            if not (ctx.config.printed and self._printed_receive(ctx, msg, s)):
+                ctx.say(f"{c} gets resAllowed from {msg.src} but is {s.phase}: ignored",
+                        c, "1", (13,))
+                return
+            ctx.violation(f"{c} enters its critical section on a resAllowed that answers no "
+                          f"pending request ({'D = ⊥' if s.phase == 'idle' else 'Done sent'}"
+                          "): line 13 checks nothing")
         ctx.put(c, replace(s, phase="cs"))
         ctx.enter_cs(c, tuple(r for r in s.D if r is not None))
         ctx.say(f"{c} receives resAllowed from {msg.src} and enters its critical section on "
                 f"{' and '.join(r for r in s.D if r)}", c, "1", (13, 14))
+
+    def _printed_receive(self, ctx: Ctx, msg: Message, s: Client) -> bool:
+        """as-printed only: Algorithm 1 receives resAllowed (line 13) and EndACK (line 22) in
+        every pass of its loop, whatever D is. Returns whether the handler should go on as
+        printed; a client inside its critical section (line 14) is not at a receive, so the
+        message stays in the channel (sent again from the same sender, for the kernel)."""
+        if s.phase == "gone":
+            return False
+        if s.phase == "cs":
+            ctx.send(msg.src, msg.dst, msg.kind, msg.body)
+            ctx.say(f"{msg.dst} is inside its critical section (line 14): {msg.kind} stays in "
+                    "the channel", msg.dst, "1", (14,))
+            return False
+        return True
 
     def do_release(self, ctx: Ctx, c: str, _arg: str) -> None:
         """Lines 15–19: Done to D[2] for a two-resource request, else to D[1]."""
@@ -82,6 +101,11 @@ class ClientSide:
         ctx.exit_cs(c)
         ctx.put(c, replace(s, phase="finishing"))
         to = s.D[1] if s.D[1] is not None else s.D[0]
+        if to is None:      # as printed, after a resAllowed with D = ⊥: line 18's D[1] is ⊥
+            ctx.put(c, replace(s, phase="idle"))
+            ctx.say(f"{c} leaves its critical section; D = ⊥, so the Done of line 18 goes "
+                    "nowhere", c, "1", (15, 19))
+            return
         ctx.send(c, to, "Done", c)
         ctx.say(f"{c} leaves its critical section and sends Done to {to}", c, "1", (15, 19))
 
@@ -90,8 +114,17 @@ class ClientSide:
         c = msg.dst
         s = ctx.get(c)
         if s.phase != "finishing":
-            ctx.say(f"{c} gets EndACK but is {s.phase}: ignored", c, "1", (22,))
-            return
+            if not (ctx.config.printed and self._printed_receive(ctx, msg, s)):
+                ctx.say(f"{c} gets EndACK but is {s.phase}: ignored", c, "1", (22,))
+                return
+            if s.phase == "waiting":
+                # as printed, line 23 runs whatever the client is doing: it forgets the
+                # request still queued at its resources and may ask the oracle again
+                ctx.cancel(c)
+                ctx.put(c, replace(s, D=(None, None), phase="idle"))
+                ctx.say(f"{c} receives EndACK while it waits: D ← ⊥, its pending request is "
+                        "forgotten (line 23 checks nothing)", c, "1", (22, 24))
+                return
         ctx.put(c, replace(s, D=(None, None), phase="idle"))
         ctx.say(f"{c} receives EndACK from {msg.src}: D ← ⊥", c, "1", (22, 24))
 

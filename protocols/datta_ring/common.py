@@ -58,6 +58,10 @@ class ResourceCommon:
                   "Q_token to empty" if s.HoldingToken else "holding the token"),
             Guard("¬Lock: receive NewRequest", not s.Lock, "2", (18, 34),
                   "Lock to be released (NewRequest stays buffered)" if s.Lock else "a NewRequest"),
+            # the same block for a request buffered while Lock was set (local action
+            # receive-request); named without the message kind, so it is not a receive guard
+            Guard("¬Lock: take the oldest buffered request", bool(s.Deferred) and not s.Lock,
+                  "2", (18, 34), "Lock to be released" if s.Lock else "a buffered request"),
             Guard("NewHead", s.NewHead, "2", (36, 48), "a new head of Q_strong"),
             Guard("receive NewStrong", True, "2", (50, 58), "a NewStrong message"),
             Guard("receive Res1Ready (StrongReady)", True, "2", (60, 62), "a Res1Ready message"),

@@ -11,9 +11,10 @@ from .build import build
 from .client import ClientSide
 from .common import ResourceCommon
 from .departure import Departures
+from .fields import Fields
 from .graph import cycles, dependencies, resources
 from .loops import LoopBreaking
-from .state import Config
+from .state import VARIANT_TABLE, Config
 from .view import view as _view
 
 
@@ -21,8 +22,8 @@ class DattaRing(ClientSide, ResourceCommon, LoopBreaking, Departures, Protocol):
     id = "datta_ring"
     title = "Two-resource allocation with unknown participants (rooted ring)"
     version = "1"
-    variants = ("naive", "as-printed", "prose", "full")
-    default_variant = "full"
+    variant_table = VARIANT_TABLE
+    scenario_model = Fields
     channels = "unordered"
     view_kind = "ring"
     # A fixed glyph, colour and short label per message type (distinct pairs; the label is

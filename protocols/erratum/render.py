@@ -39,26 +39,41 @@ def verification_line(e: Entry) -> str:
 def _table(s: Section) -> list[str]:
     assert s.table is not None
     cols = s.table.columns
-    out = ["| " + " | ".join(h for h, _f in cols) + " |", "|" + "---|" * len(cols)]
+    verified = any(e.verification for e in s.entries)
+    heads = [h for h, _f in cols] + (["verified"] if verified else [])
+    out = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     for e in s.entries:
-        out.append("| " + " | ".join(_cell(getattr(e, f)) for _h, f in cols) + " |")
-    notes = [(e.id, line) for e in s.entries for line in (replay_line(e), verification_line(e))
-             if line]
-    if notes:
+        cells = [_cell(getattr(e, f)) for _h, f in cols]
+        if verified:
+            cells.append((e.verification.status if e.verification else "") + (" ¹" if e.replay else ""))
+        out.append("| " + " | ".join(cells) + " |")
+    replays = [(e.id, replay_line(e)) for e in s.entries if e.replay]
+    families: dict[str, list[str]] = {}
+    for e in s.entries:
+        if e.verification and e.verification.family:
+            families.setdefault(e.verification.family, []).append(e.id)
+    if replays or families:
         out.append("")
-        for eid, line in notes:
-            out.append(f"- {eid}: {line}")
+    for eid, line in replays:
+        out.append(f"- ¹ {eid}: {line}")
+    for fam, ids in families.items():
+        out.append(f"- Checked for {', '.join(ids)}: {fam}")
     return out
 
 
 def _list(s: Section) -> list[str]:
     assert s.listing is not None
     out: list[str] = []
+    last_family = ""
     for i, e in enumerate(s.entries, 1):
         marker = f"{i}." if s.listing.marker == "1." else s.listing.marker
         pad = " " * (len(marker) + 1)
         lines = list(e.text) or [""]
-        extra = [x for x in (replay_line(e), verification_line(e)) if x]
+        ver = verification_line(e)
+        if e.verification and e.verification.family and e.verification.family == last_family:
+            ver = f"*Verified:* {e.verification.status} (same instances as above)"
+        last_family = e.verification.family if e.verification else ""
+        extra = [x for x in (replay_line(e), ver) if x]
         first = lines[0]
         out.append(f"{marker} {first}".rstrip())
         out += [f"{pad}{x}" if x else "" for x in lines[1:]]

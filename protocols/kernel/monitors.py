@@ -155,19 +155,14 @@ class Monitors:
             for text in sorted(bad - self._bad):
                 self.violation(text)
             self._bad = bad
-        if not sim.waiting and not sim.cs and sim._unfinished_hook is None:
-            unfinished: list[str] = []
-        else:
-            unfinished = sim.unfinished()
-        if not unfinished:
+        if not sim.has_unfinished():
             self._deadlocked = False
             self._seen.clear()
             return
-        enabled = sim.enabled()
-        stuck = not any(e.progress for e in enabled)
+        stuck = not sim.can_progress()
         if stuck and not self._deadlocked:
             cycle = self.wait_cycle()
-            text = "deadlock: " + _who(unfinished, sim.waiting) + " and nothing can move"
+            text = "deadlock: " + _who(sim.unfinished(), sim.waiting) + " and nothing can move"
             if cycle:
                 text += "; wait-for cycle " + " → ".join(map(str, cycle + cycle[:1]))
             self.findings[(step, "deadlock")] = Finding(step, "deadlock", text, cycle)
@@ -179,7 +174,7 @@ class Monitors:
         starved = t0 is not None and self._bypass and sorted(
             p for p, w in sim.waiting.items() if w[0] <= t0)
         if t0 is not None and (starved or not self._bypass) \
-                and all(sim.since(e.id) > t0 for e in enabled if e.progress) \
+                and all(sim.since(e.id) > t0 for e in sim.enabled() if e.progress) \
                 and self._repeats(t0):
             period = step - t0
             if self._bypass:
@@ -188,7 +183,7 @@ class Monitors:
                         f"throughout the period")
             else:
                 text = (f"livelock: the global state of step {t0} repeats at step {step} while "
-                        f"{_who(unfinished, sim.waiting, plural=True)} and nobody entered a "
+                        f"{_who(sim.unfinished(), sim.waiting, plural=True)} and nobody entered a "
                         "critical section")
             self.findings[(step, "livelock")] = Finding(step, "livelock", text, period=period)
         if len(self._seen) >= LIVELOCK_WINDOW:

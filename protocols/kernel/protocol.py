@@ -51,6 +51,10 @@ class Protocol:
     view_kind: str = "ring"          # ring | tree | quorum | game
     fault_kinds: tuple[str, ...] = ("drop", "duplicate", "crash")
     paper: str = ""                  # file name in shared/papers
+    # How the viewer draws each message type: kind -> (glyph, colour, short label), distinct
+    # (glyph, colour) pairs within the protocol; the label is always drawn, so colour never
+    # carries the meaning alone. Glyphs: circle, square, diamond, triangle, star, vee, hexagon.
+    message_styles: dict[str, tuple[str, str, str]] = {}
     # Livelock monitor: by default a repeated global state counts only if nobody entered a
     # critical section in between; True also counts it when some requester waited through the
     # whole period while others were served (starvation by a cycle, e.g. kout_tree's Fig. 3).
@@ -242,10 +246,11 @@ class Protocol:
 
 def receive_kind(name: str, kinds: Iterable[str]) -> str:
     """The message kind a guard's name mentions as a whole word ("" when none does)."""
-    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name))
-    for k in kinds:
-        if k in words:
-            return k
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name)
+    known = set(kinds)
+    for i, w in enumerate(words):
+        if w in known and (i == 0 or words[i - 1] not in ("send", "sends")):   # not "send Done"
+            return w
     return "*" if "receive" in words else ""    # "receive forms": any message to it
 
 

@@ -121,6 +121,7 @@ class Simulator:
             self._rehash_channel(c)
         self._enabled: list[Event] | None = None
         self._acts: dict[int, tuple[Event, ...]] = {}
+        self._n_progress = 0         # enabled action events with progress (see can_progress)
         self._since: dict[str, int] = {}
         for q in self._chan.values():
             for s in ([q[0]] if self.fifo else q):
@@ -244,20 +245,26 @@ class Simulator:
         """Recompute the actions of process i (after a step touched it)."""
         pid = self.pids[i]
         old = self._acts.pop(i, ())
-        evs: tuple[Event, ...] = ()
+        since = self._since
+        step = self.step_no
+        ids = []
         if pid not in self.crashed:
-            acts = self.protocol.actions(self.config, pid, self.procs[i])
-            evs = tuple(Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
-                              a.label or a.name, a.progress) for a in acts)
-        if evs:
-            self._acts[i] = evs
-        if old:
-            keep = {e.id for e in evs}
-            for e in old:
-                if e.id not in keep:
-                    self._since.pop(e.id, None)
-        for e in evs:
-            self._since.setdefault(e.id, self.step_no)
+            evs = []
+            for a in self.protocol.actions(self.config, pid, self.procs[i]):
+                eid = f"{PREFIX[a.kind]}:{pid}:{a.name}"
+                evs.append(Event(eid, a.kind, pid, a.label or a.name, a.progress))
+                ids.append(eid)
+                if a.progress:
+                    self._n_progress += 1
+                if eid not in since:
+                    since[eid] = step
+            if evs:
+                self._acts[i] = tuple(evs)
+        for e in old:
+            if e.progress:
+                self._n_progress -= 1
+            if e.id not in ids:
+                since.pop(e.id, None)
         self._enabled = None
 
     def _refresh_all(self) -> None:
@@ -314,12 +321,37 @@ class Simulator:
 
     def event(self, event_id: str) -> Event:
         """The enabled event with this id, or a fault the protocol supports; else SimError."""
+        e = self._lookup(event_id)
+        if e is not None:
+            return e
         for e in self.enabled():
             if e.id == event_id:
                 return e
         if isinstance(event_id, str) and event_id.startswith("f:"):
             return self._fault_event(event_id)
         raise SimError(self._not_enabled(event_id))
+
+    def _lookup(self, event_id: Any) -> Event | None:
+        """The enabled delivery or action with this id, found without listing ``enabled()``
+        (None: not one of those, or not enabled; ``event`` then looks further)."""
+        if not isinstance(event_id, str) or len(event_id) < 2:
+            return None
+        head = event_id[0]
+        if head == "m":
+            seq = event_id[1:]
+            if not seq.isdigit():
+                return None
+            e = self._msg_events.get(int(seq))
+            if e is None or (self.fifo and self._chan[(e.msg.src, e.msg.dst)][0] != e.msg.seq):
+                return None
+            return e
+        if head in "aet" and event_id[1] == ":":
+            pid = event_id[2:].partition(":")[0]
+            i = self.index.get(pid)
+            for e in self._acts.get(i, ()) if i is not None else ():
+                if e.id == event_id:
+                    return e
+        return None
 
     def _not_enabled(self, event_id: Any) -> str:
         ids = self.enabled_ids()
@@ -511,6 +543,29 @@ class Simulator:
                 self.step(eid)
             except SimError as exc:
                 raise SimError(f"schedule item {i} ({eid!r}) cannot be applied: {exc}") from None
+
+    def has_unfinished(self) -> bool:
+        """``bool(self.unfinished())``, cheaply (it runs after every step)."""
+        if self.waiting:
+            return True
+        crashed = self.crashed
+        if any(p not in crashed for p in self.cs):
+            return True
+        hook = self._unfinished_hook
+        if hook is None:
+            return False
+        config, procs = self.config, self.procs
+        return any(hook(config, p, procs[i]) for i, p in enumerate(self.pids) if p not in crashed)
+
+    def can_progress(self) -> bool:
+        """Whether some enabled event is a progress event (faults never are): without listing
+        the enabled events (a count of the progress actions is kept up to date)."""
+        if self._n_progress:
+            return True
+        if self.fifo:
+            events = self._msg_events
+            return any(events[q[0]].progress for q in self._chan.values())
+        return any(e.progress for e in self._msg_events.values())
 
     def unfinished(self) -> list[str]:
         """The processes that started something they have not finished: waiting, or (not

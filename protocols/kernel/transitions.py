@@ -153,7 +153,10 @@ class Transitions:
         viol = mon.transition_violations()
         st = sim.state()
         self._current = st
-        unfinished = frozenset(sim.unfinished())
+        if sim.cs or sim._unfinished_hook is not None:
+            unfinished = frozenset(sim.unfinished())
+        else:
+            unfinished = frozenset(sim.waiting)
         if self.fast:
             return Outcome(st, viol, mon.cs_entries != entries, unfinished,
                            dict(sim._acts), sim.touched, sim.touched_numbers)

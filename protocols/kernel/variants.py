@@ -18,9 +18,11 @@ class Feature:
     """One departure from the printed pseudocode (a repair, or the prose's reading)."""
 
     name: str        # how handlers ask for it: ctx.has(name)
-    reason: str      # one line: what goes wrong without it
+    reason: str      # one line: what goes wrong without it (an ablation: what it takes away)
     erratum: str     # the erratum entry it answers: "<protocol>:<entry id>" of
                      # protocols/erratum/files (docs/protocols/<id>.md is made from it)
+    kind: str = "repair"   # repair | reading | ablation | paper (the paper's own other
+                           # variant); an ablation or a paper variant answers no erratum entry
 
 
 @dataclass(frozen=True)
@@ -40,16 +42,10 @@ class Variants:
         """The features ``variant`` switches on (KeyError for an unknown variant)."""
         return self.named[variant]
 
-    def feature(self, name: str) -> Feature:
-        for f in self.features:
-            if f.name == name:
-                return f
-        raise KeyError(name)
-
     def describe(self) -> list[dict]:
         """The table as data (for docs and the API): each variant with its features' reasons."""
         return [{"variant": v, "features": [{"name": f.name, "reason": f.reason,
-                                             "erratum": f.erratum}
+                                             "erratum": f.erratum, "kind": f.kind}
                                             for f in self.features if f.name in self.named[v]]}
                 for v in self._order]
 

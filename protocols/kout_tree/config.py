@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..kernel.variants import Feature, table
 from ..scenario import ScenarioError
 from .tree import Tree, build, random_tree
 
@@ -25,13 +26,39 @@ class Features:
     printed: bool
 
 
-VARIANTS: dict[str, Features] = {
-    "no-pusher": Features(False, False, False, False),
-    "no-priority": Features(True, False, False, False),
-    "no-controller": Features(True, True, False, False),
-    "as-printed": Features(True, True, True, True),
-    "full": Features(True, True, True, False),
-}
+# The variants as named features (kernel.variants): ``as-printed`` is the printed pseudocode;
+# ``full`` reads its guards as the prose means them; the ablations take the paper's mechanisms
+# away one at a time on top of ``full`` (Section 3 builds them up in this order).
+_PROSE = ("prose-guards",)
+VARIANT_TABLE = table(
+    features=(
+        Feature("prose-guards", "the printed guards that contradict the prose (G1-G12) are "
+                "read as the prose means them", "kout_tree:G1", "reading"),
+        Feature("no-controller", "without the controller's ctrl traversal, extra or missing "
+                "tokens are never repaired", "", "ablation"),
+        Feature("no-priority", "without the PrioT, two requesters can each hold part of what "
+                "they need for ever", "", "ablation"),
+        Feature("no-pusher", "without the PushT, reserved ResT are never released", "",
+                "ablation"),
+    ),
+    variants={
+        "no-pusher": (*_PROSE, "no-controller", "no-priority", "no-pusher"),
+        "no-priority": (*_PROSE, "no-controller", "no-priority"),
+        "no-controller": (*_PROSE, "no-controller"),
+        "as-printed": (),
+        "full": _PROSE,
+    },
+    default="full")
+
+
+def features(variant: str) -> Features:
+    """The switches the algorithms read, from the variant's named features."""
+    on = VARIANT_TABLE.on(variant)
+    return Features(pusher="no-pusher" not in on, prio="no-priority" not in on,
+                    controller="no-controller" not in on, printed="prose-guards" not in on)
+
+
+VARIANTS: dict[str, Features] = {v: features(v) for v in VARIANT_TABLE.names}
 
 
 @dataclass(frozen=True)

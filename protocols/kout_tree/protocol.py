@@ -16,7 +16,8 @@ from ..kernel import ENV, TIMEOUT, Action, Ctx, Guard, Message, Protocol, Setup
 from ..scenario import ScenarioError
 from . import algorithm1, algorithm2, interface, legitimacy, views
 from .chaos import arbitrary
-from .config import VARIANTS, Config, parse
+from .config import VARIANT_TABLE, Config, parse
+from .fields import Fields
 from .state import CTRL, IN, OUT, PRIOT, PUSHT, REQ, REST, Ctrl, Proc, ctrl_label
 
 
@@ -24,12 +25,13 @@ class KoutTree(Protocol):
     id = "kout_tree"
     title = "Self-stabilizing k-out-of-ℓ exclusion on trees (Datta, Devismes, Horn, Larmore)"
     version = "1"
-    variants = tuple(VARIANTS)
-    default_variant = "full"
+    variant_table = VARIANT_TABLE
+    scenario_model = Fields
     channels = "fifo"
     view_kind = "tree"
     # A fixed glyph, colour and short label per message type (distinct pairs; the label is
     # always drawn too, so colour never carries the meaning alone): read by the viewer.
+    messages = (REST, PUSHT, PRIOT, CTRL)   # delivered by deliver(), not on_<Kind> handlers
     message_styles = {
         "ResT": ("hexagon", "#000000", "ResT"),
         "PushT": ("star", "#E69F00", "PushT"),

@@ -57,7 +57,7 @@ def p_count(cfg: Config, task: str, s: TaskState, k: int, with_orders: bool) -> 
 
 def p_holds(cfg: Config, task: str, s: TaskState) -> bool:
     """(p1) in the restricted variant, (p3) otherwise."""
-    orders = cfg.variant != "restricted"
+    orders = not cfg.has("restricted")
     return all(p_count(cfg, task, s, k, orders) < accessible(cfg, task, s, k)
                for k in range(len(s.about)))
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import networkx as nx
 
+from ..kernel.variants import Feature, table
 from ..scenario import ScenarioError
 
 INF = None   # alarm-clock value "∞": no moment set
@@ -109,6 +110,21 @@ class TaskSpec:
     interest: tuple[str, ...]
 
 
+# The variants as named features (kernel.variants): ``complete`` is Sections 2-3 as printed;
+# ``restricted`` is the paper's own simpler game of Section 2; ``full`` adds our two repairs.
+VARIANT_TABLE = table(
+    features=(
+        Feature("restricted", "Section 2's restricted game: condition (p1), a direct win, no "
+                "order forms, alarm-clock or advancing", "", "paper"),
+        Feature("R2", "WINNING only once the order forms are seen and T can still win at "
+                "every pool, so no created task fails", "task_game:item 14"),
+        Feature("R3", "advancing forms go only to the pools where the task is blocked, so a "
+                "failure's effect stays local", "task_game:item 16"),
+    ),
+    variants={"restricted": ("restricted",), "complete": (), "full": ("R2", "R3")},
+    default="full")
+
+
 @dataclass(frozen=True)
 class Config:
     """What never changes in a run: the network, the pools, the potential tasks, Γ."""
@@ -123,6 +139,10 @@ class Config:
     gamma: int
     variant: str
     conflict: Any = None                     # nx.Graph: tasks sharing a pool
+
+    def has(self, feature: str) -> bool:
+        """Whether the run's variant switches ``feature`` on (VARIANT_TABLE)."""
+        return feature in VARIANT_TABLE.on(self.variant)
 
     def agent_no(self, agent: str) -> int:
         return self.agents.index(agent) + 1

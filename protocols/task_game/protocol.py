@@ -20,6 +20,7 @@ from .data import (
     LEFT,
     NEW,
     REGISTERING,
+    VARIANT_TABLE,
     WINNING,
     AgentState,
     Config,
@@ -27,6 +28,7 @@ from .data import (
     TaskState,
     build_config,
 )
+from .fields import Fields
 from .managers import ManagerActions
 from .tasks import TaskActions
 
@@ -41,8 +43,8 @@ class TaskGame(AgentActions, ManagerActions, TaskActions, Protocol):
     id = "task_game"
     title = "Game of tasks for access to resources (Winkowski)"
     version = "1"
-    variants = ("restricted", "complete", "full")
-    default_variant = "full"
+    variant_table = VARIANT_TABLE
+    scenario_model = Fields
     channels = "fifo"
     view_kind = "game"
     # A fixed glyph, colour and short label per message type (distinct pairs; the label is

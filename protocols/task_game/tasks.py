@@ -54,7 +54,7 @@ def _dest_rows(s: TaskState, head: str, label: str, page: int, extra: bool = Tru
 
 def rows(cfg: Config, t: str, s: TaskState) -> list[Row]:
     """Every guarded action of task ``t`` in state ``s`` (only those of its current status)."""
-    st, full, restricted = s.status, cfg.variant == "full", cfg.variant == "restricted"
+    st, full, restricted = s.status, cfg.has("R2"), cfg.has("restricted")
     out: list[Row] = []
     if st in (NEW, LEFT):
         return out
@@ -254,7 +254,7 @@ class TaskActions:
             ctx.say(f"{t}'s alarm rings but the blocking requests changed: alarm reset to {moment}",
                     t, REF, (19,))
             return
-        if cfg.variant == "full":    # R3: only where T is blocked (locality)
+        if cfg.has("R3"):    # R3: only where T is blocked (locality)
             dest = tuple(q for k, q in enumerate(cfg.tasks[t].interest) if now[k])
         else:
             dest = cfg.tasks[t].interest

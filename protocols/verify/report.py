@@ -20,6 +20,7 @@ def summary(rows: list[dict[str, Any]], fam: Any, variant: str, seconds: float,
         "states": sum(r["states"] for r in rows),
         "max_states_per_instance": max((r["states"] for r in rows), default=0),
         "seconds": round(seconds, 1), "where": where,
+        "cpu_seconds": round(sum(r.get("cpu_seconds", 0.0) for r in rows), 1),
         "counterexamples": [{"instance": r["instance"], "kind": r["kind"],
                              "finding": r["finding"], "found_by": r["found_by"],
                              "file": r.get("file")} for r in rows

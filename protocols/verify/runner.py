@@ -9,6 +9,7 @@ address: the same function, the same rows, in either place.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -26,7 +27,7 @@ def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
     """Explore one instance and run its random schedules; the row the table shows."""
     from ..explorer import check
     from ..scenario import parse
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     sc = parse(task["scenario"])
     variant = task["variant"]
     row: dict[str, Any] = {"index": task["index"], "instance": task["name"], "variant": variant}
@@ -52,6 +53,7 @@ def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
     if row["result"] == "counterexample":
         row["scenario"] = task["scenario"]
     row["seconds"] = round(time.perf_counter() - t0, 3)
+    row["cpu_seconds"] = round(time.process_time() - cpu0, 3)
     return row
 
 
@@ -160,8 +162,7 @@ def _windowed(submit: Callable[..., Any], done_some: Callable[[set], Iterable[An
 def _dask(fn: Callable, tasks: Iterable[dict[str, Any]], address: str,
           window: int | None) -> Iterator[Any]:
     try:
-        from distributed import Client
-        from distributed import wait as dwait
+        from distributed import Client, as_completed
     except ImportError:  # pragma: no cover - depends on the installation
         raise ClusterError("--scheduler-address needs Dask distributed: pip install "
                            "'allocscope[cluster]'") from None
@@ -171,6 +172,15 @@ def _dask(fn: Callable, tasks: Iterable[dict[str, Any]], address: str,
         raise ClusterError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     with client:
         cores = sum(client.nthreads().values()) or 1
-        yield from _windowed(lambda f, t: client.submit(f, t, pure=False),
-                             lambda fs: dwait(list(fs), return_when="FIRST_COMPLETED").done,
-                             fn, tasks, window or 4 * cores)
+        it = iter(tasks)
+        # our own client (not the process's default one): as_completed on its event loop, fed
+        # one new task per finished one, so at most ``window`` are in flight
+        done = as_completed(loop=client.loop)
+        for t in itertools.islice(it, window or 4 * cores):
+            done.add(client.submit(fn, t, pure=False))
+        for fut in done:
+            yield fut.result()
+            fut.release()
+            nxt = next(it, None)
+            if nxt is not None:
+                done.add(client.submit(fn, nxt, pure=False))

@@ -39,7 +39,10 @@ def _panel(name: str, c: Counter, st: dict[str, Any], top: int) -> list[str]:
     x0, y0 = PAD, top + 20 + ph
     out = [f'<text x="{PAD}" y="{top + 12}">{escape(name)}: n {st["count"]}, mean '
            f'{st["mean"]}, p99 {st["p99"]}, max {st["max"]}</text>',
-           f'<line x1="{x0}" y1="{y0}" x2="{x0 + pw}" y2="{y0}" stroke="#333"/>']
+           f'<line x1="{x0}" y1="{y0}" x2="{x0 + pw}" y2="{y0}" stroke="#333"/>',
+           f'<line x1="{x0}" y1="{y0 - ph}" x2="{x0}" y2="{y0}" stroke="#333"/>',
+           f'<text x="{x0 - 4}" y="{y0 - ph + 10}" text-anchor="end">{peak}</text>',
+           f'<text x="{x0 - 4}" y="{y0}" text-anchor="end">0</text>']
     bw = pw / bins
     for i, n in enumerate(counts):
         if n:

@@ -102,7 +102,22 @@ export function startCheck({ model, page, socket, toast }) {
         onclick: () => {
           const cmd = { op: "load", scenario: scenarioRef(), schedule, step: 0 };
           if (variant()) cmd.variant = variant();
-          socket.send(cmd).then(() => { panel.hidden = true; }).catch((e) => toast(e.message));
+          socket.send(cmd).then(() => {
+            panel.hidden = true;
+            // say what is on the screen now, and keep saying it (a chip by the step counter)
+            const what = `${VERDICT[r.result] || r.result}`.split(":")[0];
+            toast(`watching the counterexample found by check (${schedule.length} steps): ${what}; press play or →`, "notice");
+            let chip = document.getElementById("cex-chip");
+            if (!chip) {
+              chip = document.createElement("span");
+              chip.id = "cex-chip";
+              chip.className = "chip cex";
+              const info = document.getElementById("stepinfo");
+              if (info) info.after(chip);
+            }
+            chip.textContent = `counterexample (${r.result}, ${schedule.length} steps)`;
+            chip.title = "The timeline holds the schedule check found; reload the page for the scenario's own";
+          }).catch((e) => toast(e.message));
         },
       }));
     }

@@ -86,6 +86,13 @@ export function setupControls(act) {
     if (on) $("help-close").focus(); else $("btn-help").focus();
   }
   $("btn-help").addEventListener("click", () => showHelp(true));
+  $("btn-compare").addEventListener("click", () => {
+    const m = act.model(), p = m.protocol || {};
+    const a = p.variant, b = (p.variants || []).find((v) => v !== a);
+    if (!b) return;
+    const sched = (act.trace ? act.trace() : []).map(encodeURIComponent).join(",");
+    location.href = `/compare/${encodeURIComponent((m.scenario || {}).id || act.page().scenario)}?a=${a}&b=${b}&step=${m.step}` + (sched ? `&schedule=${sched}` : "");
+  });
   $("help-close").addEventListener("click", () => showHelp(false));
   $("btn-present").addEventListener("click", () => {
     const q = new URLSearchParams(location.search);

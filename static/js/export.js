@@ -59,7 +59,58 @@ export function serializeSvg(svg) {
   return new XMLSerializer().serializeToString(copy);
 }
 
-/** Download an SVG element as a file. */
-export function downloadSvg(svg, filename) {
-  saveBlob(new Blob([serializeSvg(svg)], { type: "image/svg+xml" }), filename);
+const NS = "http://www.w3.org/2000/svg";
+
+/**
+ * The figure with what a slide needs under it: a caption (scenario, variant, step) and the
+ * legend of the page (its swatches and words), as one standalone SVG.
+ */
+export function captionedSvg(svg, caption, legend) {
+  const inner = new DOMParser().parseFromString(serializeSvg(svg), "image/svg+xml").documentElement;
+  const W = +inner.getAttribute("width"), H = +inner.getAttribute("height");
+  const root = document.createElementNS(NS, "svg");
+  root.setAttribute("xmlns", NS);
+  const items = legend ? Array.from(legend.querySelectorAll(".lg")) : [];
+  // legend rows: as many entries as fit across, 22 px a row
+  let x = 8, y = H + 48;
+  const placed = [];
+  for (const it of items) {
+    const label = it.textContent.trim();
+    const w = 26 + label.length * 7;
+    if (x + w > W && x > 8) { x = 8; y += 22; }
+    placed.push({ it, label, x, y });
+    x += w + 12;
+  }
+  const height = (placed.length ? y + 16 : H + 34);
+  root.setAttribute("width", String(W));
+  root.setAttribute("height", String(height));
+  root.setAttribute("viewBox", `0 0 ${W} ${height}`);
+  const bg = document.createElementNS(NS, "rect");
+  for (const [k, v] of Object.entries({ width: W, height, fill: "#fbfaf7" })) bg.setAttribute(k, String(v));
+  root.appendChild(bg);
+  root.appendChild(inner);
+  const cap = document.createElementNS(NS, "text");
+  for (const [k, v] of Object.entries({ x: 8, y: H + 22, "font-size": 15, "font-family": "DejaVu Sans, sans-serif", fill: "#1d2330" })) cap.setAttribute(k, String(v));
+  cap.textContent = caption;
+  root.appendChild(cap);
+  for (const p of placed) {
+    const sw = p.it.querySelector("svg");
+    if (sw) {
+      const c = sw.cloneNode(true);
+      c.setAttribute("x", String(p.x)); c.setAttribute("y", String(p.y - 8));
+      c.setAttribute("width", "16"); c.setAttribute("height", "16");
+      root.appendChild(c);
+    }
+    const t = document.createElementNS(NS, "text");
+    for (const [k, v] of Object.entries({ x: p.x + 20, y: p.y + 5, "font-size": 12, "font-family": "DejaVu Sans, sans-serif", fill: "#1d2330" })) t.setAttribute(k, String(v));
+    t.textContent = p.label;
+    root.appendChild(t);
+  }
+  return new XMLSerializer().serializeToString(root);
+}
+
+/** Download an SVG element as a file (with a caption and the legend when given). */
+export function downloadSvg(svg, filename, caption = "", legend = null) {
+  const text = caption ? captionedSvg(svg, caption, legend) : serializeSvg(svg);
+  saveBlob(new Blob([text], { type: "image/svg+xml" }), filename);
 }

@@ -1,10 +1,32 @@
 // The inspector: every variable of the selected process, and each of its guarded actions with
 // the guard's truth value, the paper's line and what it waits for ("why can't it move?").
 
+import { ref } from "./narration.js";
+
+/** A value as a reader writes it: ⊥ for none, lists in brackets without JSON quotes. */
 function fmt(v) {
-  if (v === null || v === undefined) return "—";
-  if (typeof v === "object") return JSON.stringify(v);
+  if (v === null || v === undefined) return "⊥";
+  if (Array.isArray(v)) return `[${v.map(fmt).join(", ")}]`;
+  if (typeof v === "object") return `{${Object.entries(v).map(([k, x]) => `${k}: ${fmt(x)}`).join(", ")}}`;
   return String(v);
+}
+
+/** Process variables as named fields: a nested record (coterie's req / mem, task_game's
+ * parts) becomes one row per field, "req.phase", instead of a JSON blob. */
+function rows(vars, prefix = "", depth = 0, out = []) {
+  for (const [k, v] of Object.entries(vars || {})) {
+    if (k === "@") continue;
+    const name = prefix ? `${prefix}.${k}` : k;
+    const records = Array.isArray(v) && v.length && depth < 2
+      && v.every((x) => x && typeof x === "object" && !Array.isArray(x));
+    if (v && typeof v === "object" && !Array.isArray(v) && depth < 2) {
+      if (v["@"]) out.push([name, `(${v["@"]})`, true]);
+      rows(v, name, depth + 1, out);
+    } else if (records) {
+      v.forEach((x, i) => { out.push([`${name}[${i}]`, x["@"] ? `(${x["@"]})` : "", true]); rows(x, `${name}[${i}]`, depth + 1, out); });
+    } else out.push([name, fmt(v), false]);
+  }
+  return out;
 }
 
 function el(tag, cls, txt) {
@@ -14,7 +36,7 @@ function el(tag, cls, txt) {
   return e;
 }
 
-export function renderInspector(box, data) {
+export function renderInspector(box, data, act = null) {
   box.replaceChildren();
   if (!data) { box.appendChild(el("p", "hint", "Click a process to inspect it.")); return; }
   const h = el("h2", "insp-title", data.proc);
@@ -28,12 +50,26 @@ export function renderInspector(box, data) {
     const li = el("li", g.holds ? "guard holds" : "guard blocked");
     li.appendChild(el("span", "mark", g.holds ? "✓" : "✗"));
     li.appendChild(el("span", "gname", g.name));
-    if (g.algorithm) {
-      const ls = g.lines || [];
-      const lines = ls.length ? ` l.${ls[0]}${ls.length > 1 ? "–" + ls[ls.length - 1] : ""}` : "";
-      li.appendChild(el("span", "ref", `Alg. ${g.algorithm}${lines}`));
+    const rf = ref({ algorithm: g.algorithm, lines: g.lines }, data.protocol || "");
+    if (rf) li.appendChild(el("span", "ref", rf));
+    // A receive guard holds only while a deliverable message of its kind is there (the
+    // kernel's inspect_guards); then it names them and each is one click (or Enter) away.
+    const kind = g.receives && g.receives !== "*" ? g.receives : "message";
+    if (g.receives && !g.holds) {
+      const why = g.waiting_for && !/message$/.test(g.waiting_for) ? ` (and ${g.waiting_for})` : "";
+      li.appendChild(el("div", "waitfor", `no ${kind} can be delivered to ${data.proc} now${why}`));
+    } else if (!g.holds && g.waiting_for) li.appendChild(el("div", "waitfor", `waits for ${g.waiting_for}`));
+    if (g.holds && (g.events || []).length) {
+      const d = el("div", "gevents", "deliverable: ");
+      for (const id of g.events) {
+        const b = el("button", "gdeliver", id);
+        b.type = "button";
+        b.title = `deliver ${id} now`;
+        if (act) b.addEventListener("click", () => act.deliver(id));
+        d.appendChild(b);
+      }
+      li.appendChild(d);
     }
-    if (!g.holds && g.waiting_for) li.appendChild(el("div", "waitfor", `waits for ${g.waiting_for}`));
     li.title = g.holds ? "this action may happen now" : "this action cannot happen now";
     gl.appendChild(li);
   }
@@ -42,10 +78,10 @@ export function renderInspector(box, data) {
 
   box.appendChild(el("h3", "", "variables"));
   const t = el("table", "vars");
-  for (const [k, v] of Object.entries(data.variables || {})) {
-    const tr = el("tr");
+  for (const [k, v, group] of rows(data.variables)) {
+    const tr = el("tr", group ? "vgroup" : "");
     tr.appendChild(el("th", "", k));
-    tr.appendChild(el("td", "", fmt(v)));
+    tr.appendChild(el("td", "", v));
     t.appendChild(tr);
   }
   box.appendChild(t);

@@ -44,7 +44,10 @@ export function setupLegend(box) {
   return function update(model) {
     const types = knownTypes();
     const kinds = edgeKinds(model);
-    const sig = types.join("|") + "#" + kinds.join("|");
+    // "holds the token" only where the algorithm has a token that someone holds or that travels
+    const tokens = !!model && (Array.from(model.view.nodes.values()).some((n) => n.token || n.has_token)
+      || types.some((t) => /tok/i.test(t)));
+    const sig = types.join("|") + "#" + kinds.join("|") + tokens;
     if (sig === last && box.childElementCount) return;
     last = sig;
     box.replaceChildren();
@@ -55,7 +58,7 @@ export function setupLegend(box) {
       span.appendChild(document.createTextNode(label));
       box.appendChild(span);
     };
-    for (const [label, draw] of ITEMS) add(label, draw);
+    for (const [label, draw] of ITEMS) if (tokens || label !== "holds the token") add(label, draw);
     for (const k of kinds) {
       if (k === "quorum") { add("quorum (hull)", (s) => svgEl("rect", { x: -8, y: -6, width: 16, height: 12, rx: 6, class: "lg-hull" }, s)); continue; }
       const [label, cls] = EDGES[k];

@@ -11,6 +11,15 @@ const query = new URLSearchParams(location.search);
 if (query.get("present") === "1") document.body.classList.add("present");
 if (query.get("embed") === "1") document.body.classList.add("embed");
 
+{
+  const t = $("present-toggle");
+  const q = new URLSearchParams(location.search);
+  const on = q.get("present") === "1";
+  t.textContent = on ? "normal size" : "present";
+  if (on) q.delete("present"); else q.set("present", "1");
+  t.addEventListener("click", (e) => { e.preventDefault(); location.search = q.toString(); });
+}
+
 const KEY = `allocscope.lesson.${lesson.id}`;
 function progress() {
   try { return JSON.parse(localStorage.getItem(KEY)) || { answers: {}, solved: {}, seen: {} }; }

@@ -118,6 +118,7 @@ function showArmed() {
 const act = {
   model: () => model,
   page: () => page,
+  trace: () => trace(model),
   armed: () => ui.armed,
   step: () => send({ op: "step" }),
   back: () => (model.step > 0 ? send({ op: "back" }) : null),
@@ -212,9 +213,18 @@ function onFrame(msg) {
   timing.onmessage = (timing.onmessage || 0) + performance.now() - t0;
 }
 
+/** A layout may move the server's positions (the two-resource ring): every node that arrived. */
+function placeNodes(msg) {
+  if (!hooks.relayout) return;
+  const place = hooks.relayout(model.view);
+  if (!place) return;
+  if (msg.view) for (const n of model.view.nodes.values()) place(n);
+  else for (const n of (msg.view_patch && msg.view_patch.nodes) || []) place(model.view.nodes.get(String(n.id)));
+}
+
 function handleFrame(msg) {
   if (msg.type === "inspect") {
-    if (msg.proc === ui.selected) renderInspector($("inspector"), msg);
+    if (msg.proc === ui.selected) renderInspector($("inspector"), { ...msg, protocol: (model.protocol || {}).id }, act);
     return;
   }
   if (msg.type === "error") { if (msg.reply_to == null) toast(msg.message); return; }
@@ -224,6 +234,7 @@ function handleFrame(msg) {
   if (msg.protocol) setStyles(msg.protocol.message_styles);
   const before = model.step, wasPlaying = model.playing;
   const kind = applyFrame(model, msg);
+  placeNodes(msg);
   if (kind === "full") ui.fullSinceDraw = true;
   fetchHistory();
   if (model.notice && msg.notice !== ui.lastNotice) toast(model.notice, "notice");

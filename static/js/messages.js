@@ -135,10 +135,47 @@ export function drawMessages(layer, model, hooks, opts) {
       // Messages that can be delivered now carry their full label; the ones queued behind them
       // keep their type's short label (never a bare shape), and their tooltip.
       text(lab, showLabels ? (m.deliverable ? (m.label || m.type) : st.short) : "");
+      g.__lab = { x: lab.getAttribute("x"), y: lab.getAttribute("y"), anchor: lab.getAttribute("text-anchor"),
+                  text: lab.textContent, short: st.short };
       const says = `${m.label || m.type} ${m.src}→${m.dst} (${m.id}, sent at step ${m.sent_step ?? "?"})` +
         (m.deliverable ? " — click or Enter to deliver" : " — queued behind an older message on this channel");
       tip(g, says);
       attr(g, "aria-label", says);
     },
     (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}`);
+  if (showLabels) declutter(layer);
+}
+
+const overlaps = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+  && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+
+/**
+ * Message labels never sit on another label (issue 17 item 3): deliverable ones first, each
+ * tries its place, then the other side of its link, then its type's short label there, and is
+ * left unlabelled (its tooltip and aria-label keep the name) only when all of them collide.
+ */
+function declutter(layer) {
+  const svg = layer.ownerSVGElement;
+  if (!svg) return;
+  const fixed = Array.from(svg.querySelectorAll("text"))
+    .filter((t) => !layer.contains(t) && t.textContent.trim())
+    .map((t) => t.getBoundingClientRect()).filter((r) => r.width > 0);
+  const kept = [];
+  const gs = Array.from(layer.children).filter((g) => g.__lab)
+    .sort((a, b) => (b.__m && b.__m.deliverable ? 1 : 0) - (a.__m && a.__m.deliverable ? 1 : 0));
+  for (const g of gs) {
+    const lab = g.children[2], d = g.__lab;
+    if (!d.text) continue;
+    const flip = { start: "end", end: "start", middle: "middle" };
+    const tries = [[d.x, d.y, d.anchor, d.text], [String(-d.x), String(-d.y), flip[d.anchor], d.text],
+      [d.x, d.y, d.anchor, d.short], [String(-d.x), String(-d.y), flip[d.anchor], d.short]];
+    let ok = false;
+    for (const [x, y, anchor, txt] of tries) {
+      lab.setAttribute("x", x); lab.setAttribute("y", y); lab.setAttribute("text-anchor", anchor);
+      lab.textContent = txt;
+      const r = lab.getBoundingClientRect();
+      if (!fixed.some((f) => overlaps(f, r)) && !kept.some((k) => overlaps(k, r))) { kept.push(r); ok = true; break; }
+    }
+    if (!ok) lab.textContent = "";
+  }
 }

@@ -57,7 +57,11 @@ export function setupNarration(list, procSel, typeSel, act) {
     li.appendChild(s);
     const body = document.createElement("div");
     body.className = "log-body";
-    const lines = r.narration && r.narration.length ? r.narration : [{ text: r.event, ref: null }];
+    // a step the protocol did not narrate (e.g. a message that only updates what its receiver
+    // knows) still says what happened, in words, not a bare event id
+    const plain = r.kind === "deliver" && r.type
+      ? `${r.dst} receives ${r.type} from ${r.src} (${r.event})` : r.event;
+    const lines = r.narration && r.narration.length ? r.narration : [{ text: plain, ref: null }];
     for (const n of lines) {
       const p = document.createElement("p");
       p.textContent = n.text;

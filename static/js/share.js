@@ -89,11 +89,20 @@ function buildTools(ctx) {
         if (warning) banner(warning);
       } catch (e) { fail(e); }
     }),
-    button("view.svg", "Download the current view as SVG", () => downloadSvg($("view"), "view.svg")),
-    button("space-time.svg", "Download the space-time diagram as SVG",
-           () => downloadSvg($("spacetime"), "space-time.svg")),
+    button("view.svg", "Download the current view as SVG, with a caption (scenario, variant, step) and the legend",
+           () => downloadSvg($("view"), "view.svg", caption(ctx), $("legend"))),
+    button("space-time.svg", "Download the space-time diagram as SVG, with a caption and the legend",
+           () => downloadSvg($("spacetime"), "space-time.svg", caption(ctx, "space-time diagram"), $("legend"))),
   );
   bar.append(box, out);
+}
+
+/** What an exported figure says under it: scenario, variant, step, and the state's hash. */
+function caption(ctx, what = "") {
+  const m = ctx.model;
+  const sc = m.scenario || {};
+  const v = (m.protocol || {}).variant || "";
+  return `${what ? what + " — " : ""}${sc.title || sc.id || "scenario"} · ${sc.id || ""} · variant ${v} · step ${m.step} of ${m.total} · state ${String(m.stateHash).slice(0, 12)}`;
 }
 
 /** /sim/-#s=... stands on a placeholder page: show the shared scenario's title and variants. */

@@ -154,17 +154,17 @@ export function drawQueues(stage, model, ctx, hooks) {
     if (!n || (crowded && !(q.items || []).length)) continue;
     const idx = perNode.get(q.node) || 0;
     perNode.set(q.node, idx + 1);
-    items.push({ q, n, idx });
+    const a = hooks.queueAnchor ? hooks.queueAnchor(n, idx, ctx) : defaultAnchor(n, idx, ctx);
+    items.push({ q, n, idx, a });
   }
   keyed(stage.queues, items, (it) => `${it.q.node}|${it.q.name}`,
     () => el("g", { class: "queue" }),
     (g, it) => {
       g.replaceChildren();
-      const { q, n, idx } = it;
-      const a = hooks.queueAnchor ? hooks.queueAnchor(n, idx, ctx) : defaultAnchor(n, idx, ctx);
+      const { q, a } = it;
       g.setAttribute("transform", `translate(${a.x.toFixed(1)},${a.y.toFixed(1)})`);
       const items = q.items || [];
-      const k = ctx.k || 1;
+      const k = (ctx.k || 1) * (ctx.qf || 1);
       const h = 17 * k;
       // a.stack: the queue's name on a line of its own above the chips (a narrower row).
       const name = el("text", { class: "qname", x: 0, y: a.stack ? -h / 2 - 3 * k : 4 * k }, g);
@@ -193,7 +193,9 @@ export function drawQueues(stage, model, ctx, hooks) {
       const detail = (q.entries || q.tickets || items).map((i) => typeof i === "object" ? JSON.stringify(i) : i);
       tip(g, `${q.name} at ${q.node}: ${items.length ? detail.join(", ") : "empty"} (head first)`);
     },
-    (it) => JSON.stringify(it.q) + it.n.x + "," + it.n.y + ctx.r + "," + ctx.k);
+    // the row moves when its anchor does (and redraws when the projector size changes) (another queue of the node filled or emptied, the
+    // node's detail lines changed): the anchor is part of what makes a row stale
+    (it) => JSON.stringify(it.q) + JSON.stringify(it.a) + ctx.r + "," + ctx.k + "," + ctx.qf);
 }
 
 function defaultAnchor(n, idx, ctx) {
@@ -314,14 +316,23 @@ export function renderView(stage, model, hooks, handlers, state) {
   ctx.msgSize = Math.max(ctx.msgSize, n <= 16 && stage.k ? 8 * stage.k : 0);
   ctx.k = stage.k || 1;
   ctx.dense = !!stage.dense;
+  // queue rows a size larger on a projector (names and chips ≥ 16 px at 1920×1080)
+  ctx.qf = present ? 1.6 : 1;
   // Node labels fit inside their node: at most 15 px, less on a crowded ring.
   const labelPx = Math.max(8, Math.min(present ? 19 : 15, (ctx.r / ctx.k) * 0.95));
   stage.svg.style.setProperty("--label-px", labelPx.toFixed(1));
   if (all || d.edges) drawEdges(stage, model, ctx, hooks);
   if (all || d.nodes.size) drawNodes(stage, model, ctx, hooks, handlers);
-  if (all || d.queues) drawQueues(stage, model, ctx, hooks);
+  if (all || d.queues || d.nodes.size) drawQueues(stage, model, ctx, hooks);
   if (hooks.drawBack && (all || d.extra || d.nodes.size || d.queues)) hooks.drawBack(stage.back, model, ctx);
   drawCycles(stage, model, ctx);
+  // the process that just acted (the one the last step's record names) is marked
+  const last = model.history[model.history.length - 1];
+  const acted = last && last.step === model.step && last.proc != null ? String(last.proc) : null;
+  if (acted !== state.acted || all || d.nodes.size) {
+    for (const g of stage.nodes.children) g.classList.toggle("acted", g.__key === acted);
+    state.acted = acted;
+  }
   if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, ctx);
   if (hooks.drawFront) hooks.drawFront(stage.front, model, ctx);
 }

@@ -27,7 +27,7 @@ function details(n) {
  * node on the lower half of the ring, below (after its detail lines) a node on the upper half.
  */
 function queueAnchor(n, idx, ctx) {
-  const k = ctx.k || 1;
+  const k = (ctx.k || 1) * (ctx.qf || 1);
   if (n.kind !== "resource") {
     return { x: n.x + ctx.r + 6 * k, y: n.y + ctx.r + (8 + idx * 20) * k, right: true };
   }
@@ -56,12 +56,84 @@ function drawFront(layer, model, ctx) {
         `seekLoop of ${it.s.init ?? "?"}${it.s.r_min !== undefined ? " (r_min " + it.s.r_min + ")" : ""}`);
       text(el("title", {}, g), `seekLoop started by ${it.s.init}, at ${it.s.at}, going to ${it.s.to}; path ${(it.s.path || []).join(" → ")}`);
     });
+  placeSeekLabels(layer, ctx);
+}
+
+const hit = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+  && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+
+/** A seekLoop's label goes above its node, else below, right or left, wherever it covers no
+ * other text; when every side is taken it is left out (the halo's tooltip still names it). */
+function placeSeekLabels(layer, ctx) {
+  const svg = layer.ownerSVGElement;
+  if (!svg) return;
+  const labels = Array.from(layer.querySelectorAll(".seek-label"));
+  if (!labels.length) return;
+  const fixed = Array.from(svg.querySelectorAll("text"))
+    .filter((t) => !layer.contains(t) && t.textContent.trim())
+    .map((t) => t.getBoundingClientRect()).filter((r) => r.width > 0);
+  const kept = [];
+  const k = ctx.k || 1, r = ctx.r;
+  const spots = [[0, -r - 16 * k, "middle"], [0, r + 26 * k, "middle"], [r + 14 * k, 5 * k, "start"],
+    [-r - 14 * k, 5 * k, "end"], [0, -r - 34 * k, "middle"], [0, r + 44 * k, "middle"]];
+  for (const t of labels) {
+    let ok = false;
+    for (const [x, y, anchor] of spots) {
+      t.setAttribute("x", String(x)); t.setAttribute("y", String(y)); t.setAttribute("text-anchor", anchor);
+      const b = t.getBoundingClientRect();
+      if (!fixed.some((f) => hit(f, b)) && !kept.some((q) => hit(q, b))) { kept.push(b); ok = true; break; }
+    }
+    t.style.display = ok ? "" : "none";
+  }
+}
+
+/**
+ * Two resources sit at the top and bottom of the server's ring, so the ring link, the
+ * dependency arcs, the cycle, both queues and the messages all crowd one short vertical line
+ * (issue 17 item 3). Turn that ring a quarter and stretch it across the canvas: R1 left, R2
+ * right, the clients above and below. A pure function of (x, y), applied to every node that
+ * arrives (full frames and patches alike).
+ */
+function relayout(view) {
+  const res = Array.from(view.nodes.values()).filter((n) => n.kind === "resource");
+  const clients = view.nodes.size - res.length;
+  if (view.layout !== "ring" || !res.length) return null;
+  const cx = 500, cy = CY;
+  if (res.length !== 2) {
+    if (clients <= 12) return null;
+    // many clients: their circle moves out so that none sits on a resource or its queues
+    // many clients: a wider resource ring (room for its queue rows inside) and the clients'
+    // circle further out, so that none sits on a resource or its queues
+    return (n) => {
+      if (n.__placed) return n;
+      const f = n.kind === "client" ? 2.3 : 1.7;
+      n.x = cx + (n.x - cx) * f; n.y = cy + (n.y - cy) * f; n.__placed = true;
+      return n;
+    };
+  }
+  return (n) => {
+    if (n.__placed) return n;
+    const x = n.x, y = n.y;
+    n.x = cx + (y - cy) * (n.kind === "resource" ? 1.9 : 0.9);
+    n.y = cy - (x - cx) * (n.kind === "resource" ? 1 : 0.95);
+    n.__placed = true;
+    return n;
+  };
+}
+
+/** With the ring turned, every resource is on the "lower half": queues go under the node. */
+function queueAnchor2(n, idx, ctx) {
+  const k = (ctx.k || 1) * (ctx.qf || 1);
+  if (n.kind !== "resource" || !n.__placed) return queueAnchor(n, idx, ctx);
+  const lines = ctx.dense ? 0 : details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0);
+  return { x: n.x, y: n.y + ctx.r + (16 + lines * 15 + idx * 22) * k, centre: true };
 }
 
 export default {
+  relayout,
   details,
   drawFront,
-  queueAnchor,
+  queueAnchor: queueAnchor2,
   edgeDirected: (e) => e.directed !== false,
   nodeShape: (n) => (n.kind === "resource" ? "rect" : "circle"),
 };

@@ -1,6 +1,8 @@
-"""Helpers for the link tests: a real uvicorn subprocess on a free loopback port and a data folder.
+"""A real ``uvicorn app.main:app`` in a subprocess on a free loopback port with its own data
+folder, for the tests and the benchmarks that need a server as `allocscope serve` runs it.
 
-Only loopback traffic; every process started here is stopped by its own handle.
+Only loopback traffic; every process started here is stopped by its own handle. Needs httpx
+(a test dependency).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def spawn(data: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
     return proc, f"http://127.0.0.1:{port}"
 
 
-def wait_ready(proc: subprocess.Popen, base: str, timeout: float = 20) -> None:
+def wait_ready(proc: subprocess.Popen, base: str, timeout: float = 60) -> None:
     """Until /healthz answers; RuntimeError with the server's stderr if it exits first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
