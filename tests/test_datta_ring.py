@@ -336,7 +336,7 @@ def test_only_the_printed_client_acts_on_an_unexpected_resallowed():
         assert sim.proc("C1").phase == "cs"
         sim.step("e:C1:release")
         sim.step("m2")                   # Done: EndACK m3 in flight
-        sim._send("R1", "C1", "resAllowed")  # a stray grant, as a broken resource would send
+        sim.inject("R1", "C1", "resAllowed")  # a stray grant, as a broken resource would send
         stray = [e for e in sim.enabled_ids() if e.startswith("m") and e != "m3"][-1]
         sim.step(stray)
         assert sim.proc("C1").phase == "finishing" and "C1" not in sim.cs

@@ -362,3 +362,11 @@ def test_a_client_looping_after_its_critical_section_is_a_livelock():
     blind = Simulator(AfterCSUndeclared(), scenario(), "later")
     blind.replay(AFTER_CS + ["m3", "m4", "m5"])
     assert blind.monitors.first("livelock") is None
+
+
+def test_an_injected_message_is_deliverable_but_not_a_step():
+    sim = Simulator(Burst(), scenario(channels="unordered"))
+    before = sim.enabled_ids()
+    m = sim.inject("p1", "p0", "Num", 9)
+    assert m.id not in before and m.id in sim.enabled_ids()
+    assert sim.step_no == 0 and sim.trace == []

@@ -544,6 +544,14 @@ class Simulator:
             except SimError as exc:
                 raise SimError(f"schedule item {i} ({eid!r}) cannot be applied: {exc}") from None
 
+    def inject(self, src: str, dst: str, kind: str, body: Any = None) -> Message:
+        """Put a message in flight as if ``src`` had sent it (a test's stray or forged message,
+        e.g. what a broken process would send). Not a step: the trace does not record it, so a
+        replay of the trace does not repeat it."""
+        m = self._send(src, dst, kind, body)
+        self._enabled = None
+        return m
+
     def has_unfinished(self) -> bool:
         """``bool(self.unfinished())``, cheaply (it runs after every step)."""
         if self.waiting:
