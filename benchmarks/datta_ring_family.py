@@ -110,8 +110,7 @@ def main() -> None:
                 Path(a.save, f"{out['id']}.json").write_text(json.dumps(out, indent=1))
         rows.append(row)
         counts[r["result"]] = counts.get(r["result"], 0) + 1
-        if r["result"] != "ok":
-            print(json.dumps(row, ensure_ascii=False), flush=True)
+        print(json.dumps(row, ensure_ascii=False), flush=True)
     summary = {"tier": a.tier, "token": a.token, "variant": a.variant,
                "max_states": a.max_states, "instances": len(rows), "counts": counts,
                "states": sum(x["states"] for x in rows),

@@ -148,8 +148,20 @@ def test_as_printed_cannot_serve_a_single_two_resource_client():
 
 
 def test_as_printed_duplicates_the_token():
-    r = explore(build(scenario(["R1", "R2"], [[["R1", "R2"]]]), "as-printed"), max_states=5000)
+    # Not stopping at the first finding: the client stuck after its critical section (the
+    # unfinished hook) is a deadlock found before the duplicated token.
+    r = explore(build(scenario(["R1", "R2"], [[["R1", "R2"]]]), "as-printed"), max_states=5000,
+                stop_at_first=False)
     assert r.violation is not None and "tokens" in r.violation[0]
+
+
+def test_as_printed_client_stuck_after_its_cs_is_a_deadlock_once_unfinished_counts():
+    """The explorer's blind spot, closed by DattaRing.unfinished: after the lost Done (D4) C1
+    waits for an EndACK that never comes. It no longer waits for its critical section, yet the
+    search now stops there (14 steps), one step before the second token (D6)."""
+    r = explore(build(scenario(["R1", "R2"], [[["R1", "R2"]]]), "as-printed"), max_states=5000)
+    assert r.violation is None and r.deadlock is not None and len(r.deadlock) == 14
+    assert r.deadlock[-1] == "m8"      # the Done that line 80 loses
 
 
 # ---- properties of full (bounded) ---------------------------------------------------------
