@@ -249,7 +249,7 @@ def class_process(targets: list[tuple[str, str]], joined: Any, start: Any, stop:
                   out: Any) -> None:
     """One load-generating process: its share of the students (a process of its own, so that
     the clients are not the bottleneck), joined in batches of 20; reports when all have their
-    key frame, measures from ``start``, and after ``stop`` waits until no frame came for 2 s."""
+    key frame, measures from ``start``, and after ``stop`` waits until no frame came for 5 s."""
     async def go() -> list[dict[str, Any]]:
         done = asyncio.Event()
         klass = [Student(b, c) for b, c in targets]
@@ -269,7 +269,9 @@ def class_process(targets: list[tuple[str, str]], joined: Any, start: Any, stop:
             s.measuring = True
         while not stop.is_set():
             await asyncio.sleep(0.1)
-        while time.perf_counter() - max(s.last_at for s in klass) < 2.0:
+        t_stop = time.perf_counter()      # drain: until 5 s without a frame (at most 30 s)
+        while time.perf_counter() - max(s.last_at for s in klass) < 5.0 and \
+                time.perf_counter() - t_stop < 30.0:
             await asyncio.sleep(0.2)
         done.set()
         await asyncio.gather(*tasks, return_exceptions=True)

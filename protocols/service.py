@@ -65,10 +65,12 @@ def stop_reason(sim: Simulator, findings_before: int) -> str | None:
 
 
 def drive(sim: Simulator, sched: Scheduler, max_steps: int,
-          on_step: Callable[[Simulator, "StepInfo"], Any] | None = None) -> str:
+          on_step: Callable[[Simulator, "StepInfo"], Any] | None = None,
+          stop_rules: bool = True) -> str:
     """Step until nothing is chosen (END), a monitor fires (FIRED), everyone is served where
     tokens circulate forever (SERVED), or ``max_steps`` is reached (BUDGET); returns which.
-    ``on_step(sim, info)`` is called after every step."""
+    ``on_step(sim, info)`` is called after every step. ``stop_rules=False`` keeps only END and
+    BUDGET, for measurements that must see a run to its end whatever the monitors say."""
     mon = sim.monitors
     while sim.step_no < max_steps:
         eid = sched.choose(sim)
@@ -80,7 +82,7 @@ def drive(sim: Simulator, sched: Scheduler, max_steps: int,
         sim.step(eid)
         if on_step is not None:
             on_step(sim, StepInfo(ev, first))
-        why = stop_reason(sim, before)
+        why = stop_reason(sim, before) if stop_rules else None
         if why is not None:
             return why
     return BUDGET

@@ -34,6 +34,8 @@ CAPTIONS: dict[str, tuple[str, Any]] = {
     "datta-prose-remote-unloop": ("monitor", "deadlock"),
     "datta-stress": ("cycle", ["R3", "R7", "R8", "R4"]),
     "datta-repeat-stale-noloop": ("say", "stale, dropped"),
+    "datta-printed-double-cs": ("monitor", "violation"),
+    "datta-printed-shared-resource": ("monitor", "violation"),
     "ricart-agrawala": ("cs", ["p1"]),
     "found-datta-ring-as-printed-second-token": ("monitor", "violation"),
     "found-kout-tree-as-printed-extra-resource-token": ("monitor", "violation"),

@@ -195,9 +195,9 @@ def test_browser_codec_matches_the_server(page: Any, live_server: str) -> None:
         const again = await L.encodeFragment(rec);
         return {rec, again};
     }""", payload)
-    assert got["rec"]["state_hash"] == made["state_hash"] and got["rec"]["format"] == 1
+    assert got["rec"]["state_hash"] == made["state_hash"] and got["rec"]["format"] == 2
     r = httpx.post(f"{live_server}/api/links/decode", json={"fragment": got["again"]})
-    assert r.status_code == 400 and "state_hash" in r.json()["detail"]   # step 1 ≠ recorded
+    assert r.status_code == 400 and "altered" in r.json()["detail"]   # step 1 ≠ recorded
     ok = httpx.post(f"{live_server}/api/links/fragment", json={
         "scenario": "token-ring-lossy", "schedule": ["e:p3:request", "m0", "m1"], "step": 1}).json()
     rec1 = page.evaluate("async (p) => (await import('/static/js/links.js')).decodeFragment(p)",
@@ -218,3 +218,27 @@ def test_editor_shows_scenario_text_as_text(page: Any, live_server: str) -> None
     assert page.input_value('input[name="title"]') == f"Fork of {evil}"
     assert page.input_value('input[data-field="scenario.params.note"]') == evil
     assert page.evaluate("() => window.__xss === undefined && !document.querySelector('#editor img')")
+
+
+def test_a_link_whose_protocol_changed_opens_on_a_page_that_says_so(
+        page: Any, tmp_path: Path, screenshots: Path) -> None:
+    """Issue 20.4: a stored run that behaved differently at step 3 — the page names the step,
+    and its link opens the viewer on a real state, never a blank one."""
+    from app import store as store_mod
+    from app.linkstate import LinkRequest, canonical, make
+    with server(tmp_path) as base:
+        rec = make(LinkRequest(scenario="token-ring-lossy",
+                               schedule=["e:p3:request", "m0", "m1", "m2"], step=4))
+        other = rec.trail[:4] + ("00" if rec.trail[4:6] != "00" else "11") + rec.trail[6:]
+        raw = canonical(rec.model_copy(update={"trail": other, "version": "0"}).model_dump())
+        st_ = store_mod.LinkStore(tmp_path / store_mod.DB_NAME)
+        lid = st_.put(raw)
+        st_._con.close()
+        page.goto(f"{base}/s/{lid}")
+        assert "behaves differently" in page.inner_text("h1")
+        assert "step 3" in page.inner_text(".diverged-step")
+        page.screenshot(path=str(screenshots / "link-protocol-changed.png"))
+        page.click("a.open-anyway")
+        page.wait_for_url(f"**/sim/token-ring-lossy?**link={lid}**")
+        page.wait_for_function("() => /\\b4\\b/.test(document.body.innerText)")
+        page.screenshot(path=str(screenshots / "link-protocol-changed-viewer.png"))

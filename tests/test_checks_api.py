@@ -77,7 +77,7 @@ def test_jobs_and_their_cap_are_shared_by_every_server_worker(tmp_path, monkeypa
     started on one is polled and cancelled on the other, and the other refuses a second job."""
     import httpx
 
-    from tests.links_fixtures import servers
+    from app.devserver import servers
     monkeypatch.setenv("ALLOCSCOPE_MAX_CHECKS", "1")
     big = {"id": "big-ring", "title": "big", "protocol": "token_ring",
            "params": {"n": 9, "requests": 3}}

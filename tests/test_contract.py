@@ -36,6 +36,16 @@ def states(sid: str) -> Iterator[Simulator]:
         sim.step(eid)
 
 
+def guards_of(sim: Simulator, pid: str) -> list[dict]:
+    """What the inspector shows of ``pid``'s guards (``sim.inspect`` without the variables)."""
+    return [g.as_dict() for g in sim.protocol.inspect_guards(sim, pid)]
+
+
+def test_the_inspector_shows_exactly_these_guards() -> None:
+    sim = build(gallery()["coterie-fig1"])
+    assert all(sim.inspect(p)["guards"] == guards_of(sim, p) for p in sim.pids)
+
+
 def rule_scenarios() -> list[str]:
     return [sid for sid, sc in gallery().items()
             if isinstance(registry.get(sc.protocol), RuleProtocol)]
@@ -46,7 +56,7 @@ def test_rules_table_guards_are_exactly_the_enabled_events(sid: str) -> None:
     for sim in states(sid):
         enabled = [e for e in sim.enabled() if e.kind != FAULT]
         for pid in sim.pids:
-            guards = sim.inspect(pid)["guards"]
+            guards = guards_of(sim, pid)
             mine = sorted(e.id for e in enabled if e.pid == pid)
             got = sorted(eid for g in guards for eid in g["events"])
             assert got == mine, f"{sid} step {sim.step_no} {pid}: guards {got}, enabled {mine}"
@@ -65,7 +75,7 @@ def test_guards_agree_with_enabled_on_every_state(sid: str) -> None:
         enabled = [e for e in sim.enabled() if e.kind != FAULT]
         deliverable = {e.id: e.msg for e in enabled if e.kind == DELIVER}
         for pid in sim.pids:
-            guards = sim.inspect(pid)["guards"]
+            guards = guards_of(sim, pid)
             actions = [e.id for e in enabled if e.pid == pid and e.kind != DELIVER]
             held = [g["name"] for g in guards if g["holds"] and not g["receives"]]
             assert len(held) == len(actions), \
@@ -136,3 +146,25 @@ def test_every_protocol_declares_its_variants_as_a_table() -> None:
         assert proto.variant_table is not None, pid
         assert proto.variants == proto.variant_table.names
         assert proto.default_variant in proto.variants
+
+
+@pytest.mark.parametrize("sid", [sid for sid, sc in sorted(gallery().items())
+                                 if sc.scheduler.kind != "scripted"][:6])
+def test_the_run_service_stops_where_the_session_plays_to(sid: str) -> None:
+    """`allocscope run` (service.Run) and the web session's play stop at the same step: both
+    ask service.stop_reason, and the session makes its scheduler with service.scheduler_for."""
+    from app.limits import Limits
+    from app.session import Session
+    from protocols import service
+    calls = []
+    run = service.Run(gallery()[sid])
+    why = run.drive(lambda sim, info: calls.append((info.event.id, info.first_seq)))
+    assert len(calls) == run.sim.step_no and why in (service.END, service.FIRED,
+                                                       service.SERVED, service.BUDGET)
+    s = Session(Limits(play_burst=100_000))
+    s.load(sid, schedule=[])
+    s.set_scheduler(run.scenario.scheduler.kind, run.scenario.scheduler.seed)
+    s.start_play()
+    while s.playing:
+        s.play_step()
+    assert s.sim.step_no == run.sim.step_no and s.sim.state_hash() == run.sim.state_hash()

@@ -148,6 +148,8 @@ def test_as_printed_cannot_serve_a_single_two_resource_client():
 
 
 def test_as_printed_duplicates_the_token():
+    # Not stopping at the first finding: the client stuck after its critical section (the
+    # unfinished hook) is a deadlock found before the duplicated token.
     r = explore(build(scenario(["R1", "R2"], [[["R1", "R2"]]]), "as-printed"), max_states=5000,
                 stop_at_first=False)
     assert r.violation is not None and "tokens" in r.violation[0]

@@ -98,6 +98,10 @@ def test_redis_going_away_and_coming_back(two_workers: tuple[str, str],
     t.cmd(op="scheduler", kind="oldest")
     t.cmd(op="step")
     frame(s, lambda x: x["step"] == 1)
+    t.cmd(op="ask", kind="deadlock")
+    s.wait(lambda x: x.get("type") == "room" and x.get("round"))
+    s.cmd(op="answer", choice="no")
+    t.wait(lambda x: x.get("type") == "room" and (x.get("round") or {}).get("answers") == 1)
 
     redis_server.stop()
     down_t = t.wait(lambda x: x.get("type") == "room" and x.get("link") == "down", 15)
@@ -127,6 +131,12 @@ def test_redis_going_away_and_coming_back(two_workers: tuple[str, str],
             time.sleep(0.2)
     late = Member(b, r["code"])
     assert frame(late)["step"] == 3
+    # nothing of the room was lost: its open question came back with it, and the answer given
+    assert (late.cmd(op="room")["round"] or {}).get("kind") == "deadlock"
+    deadline = time.monotonic() + 20
+    while (t.cmd(op="room")["round"] or {}).get("tally") != {"yes": 0, "no": 1}:
+        assert time.monotonic() < deadline, "the answer given before the outage was lost"
+        time.sleep(0.2)
     t.cmd(op="step")
     frame(s, lambda x: x["step"] == 4)
     for m in (t, s, late):

@@ -22,9 +22,12 @@ CI_FAMILY = {("task_game", "conflicts"): {"seeds": 1, "max_states": 3_000},
              ("kout_tree", "small"): {"seeds": 2, "max_states": 10_000},
              ("kout_tree", "chaos"): {"seeds": 2, "max_states": 5_000}}
 
-# (datta_ring repeat "m2 no token C1:R1R2/R1R2 C2:R2R1/R2R1", issue 14's stale reply, was
-# here until the repairs branch's M7: full now numbers each request.)
-KNOWN: dict[tuple[str, str, str], str] = {}
+KNOWN: dict[tuple[str, str, str], str] = {
+    # (protocol, family, instance name): "reason, with the counterexample". Emptied when the
+    # repairs branch fixed datta_ring full's repeated-request deadlock (family `repeat`,
+    # "m2 no token C1:R1R2/R1R2 C2:R2R1/R2R1": deadlock in 62 steps before the repair): the
+    # strict xfail turned red on the merge, as intended, and the instance is now a plain test.
+}
 
 
 def _cases() -> list:

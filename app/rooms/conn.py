@@ -191,6 +191,12 @@ class RoomConnection(Connection):
         if up and self.role == "student" and self.mode == "follow":
             self.last_seq = None
             self.hub.want_key(self.code)
+        if up and self.role == "student":   # a restarted Redis gets this student's answers back
+            for rid, choice in self.my_answers.items():
+                self.spawn(self._store_answer(rid, choice))
+            for eid, out in self.my_runs.items():
+                if not out.get("running"):
+                    self.spawn(self._store_run(eid, out))
         self.send_note(notice=self.link_note or "the room is connected again")
 
     def room_ended(self) -> None:
@@ -226,7 +232,8 @@ class RoomConnection(Connection):
     def room_op(self, cmd: Any) -> dict[str, Any]:
         op = cmd.op
         if op == "room":
-            return self.note(reply_to=cmd.id)
+            own = self.teacher_link.meta()[1] if self.teacher_link is not None else None
+            return self.note(own, reply_to=cmd.id)
         if op == "hello":
             raise SessionError("already joined")
         if op in O.TEACHER_OPS:

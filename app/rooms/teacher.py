@@ -82,7 +82,11 @@ class TeacherLink:
         self.wake.set()
 
     def counts_changed(self) -> None:
+        """A worker reported its count (at least every HEARTBEAT/2 s): also re-read the answers
+        and outcomes, so one missed ``A`` / ``R`` (say, around a Redis restart) heals itself."""
         self.meta_dirty = True
+        if self.record.round is not None or self.record.experiment is not None:
+            self.results_dirty = True
         self.wake.set()
 
     def results_changed(self) -> None:

@@ -71,12 +71,12 @@ class Coterie(RuleProtocol):
     # A fixed glyph, colour and short label per message type (distinct pairs; the label is
     # always drawn too, so colour never carries the meaning alone): read by the viewer.
     message_styles = {
-        "QUERY": ("circle", "#0072B2", "QUERY"),
-        "RESPONSE": ("square", "#E69F00", "RESPONSE"),
-        "LOCK": ("diamond", "#000000", "LOCK"),
-        "UNLOCK": ("diamond", "#56B4E9", "UNLOCK"),
-        "PREEMPT": ("star", "#CC79A7", "PREEMPT"),
-        "RETURN": ("vee", "#7a5a00", "RETURN"),
+        "QUERY": ("circle", "#0072B2", "QRY"),
+        "RESPONSE": ("square", "#E69F00", "RSP"),
+        "LOCK": ("diamond", "#000000", "LCK"),
+        "UNLOCK": ("diamond", "#56B4E9", "ULK"),
+        "PREEMPT": ("star", "#CC79A7", "PRE"),
+        "RETURN": ("vee", "#7a5a00", "RET"),
     }
     fault_kinds = ("drop", "duplicate", "crash")
     paper = "004_f96f560584c998c8.txt"

@@ -9,6 +9,7 @@ to do on a message) through a ``Ctx`` that records the step's effects. See
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -190,8 +191,9 @@ class Protocol:
                     inbox.setdefault(e.msg.kind, []).append(e.id)
                     inbox.setdefault("*", []).append(e.id)
         out = []
+        ordered = tuple(sorted(kinds))
         for g in self.guards(sim.config, pid, sim.proc(pid)):
-            kind = g.receives or receive_kind(g.name, sorted(kinds))
+            kind = g.receives or receive_kind(g.name, ordered)
             if kind:
                 evs = tuple(inbox.get(kind, ()))
                 g = dataclasses.replace(g, holds=g.holds and bool(evs),
@@ -205,7 +207,7 @@ class Protocol:
         The inspector uses them to tell receive guards, the viewer's legend to list them."""
         if self.messages:
             return self.messages
-        return tuple(sorted(a[3:] for a in dir(self) if a.startswith("on_") and a != "on_"))
+        return _handled_kinds(type(self))
 
     def message_label(self, msg: Message) -> str:
         """The text drawn beside an in-flight message and in its delivery event's label
@@ -244,8 +246,19 @@ class Protocol:
     por_default: bool = False
 
 
+@functools.cache
+def _handled_kinds(cls: type) -> tuple[str, ...]:
+    """The kinds a protocol class has an ``on_<Kind>`` handler for (once per class)."""
+    return tuple(sorted(a[3:] for a in dir(cls) if a.startswith("on_") and a != "on_"))
+
+
 def receive_kind(name: str, kinds: Iterable[str]) -> str:
     """The message kind a guard's name mentions as a whole word ("" when none does)."""
+    return _receive_kind(name, tuple(kinds))
+
+
+@functools.lru_cache(maxsize=8192)
+def _receive_kind(name: str, kinds: tuple[str, ...]) -> str:
     words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name)
     known = set(kinds)
     for i, w in enumerate(words):

@@ -93,8 +93,3 @@ def orders_seen(cfg: Config, task: str, s: TaskState) -> bool:
 def is_user_everywhere(cfg: Config, task: str, s: TaskState) -> bool:
     """T occurs in AboutUse_T,P (as the user of some resource) for every P of its interest."""
     return all(any(u == task for _, u in a.use) for a in s.about)
-
-
-def registered_everywhere(task: str, s: TaskState) -> bool:
-    """T has seen its own registration form at every pool of its interest."""
-    return all(task in a.registered for a in s.about)

@@ -147,10 +147,6 @@ class Config:
     def agent_no(self, agent: str) -> int:
         return self.agents.index(agent) + 1
 
-    def owner(self, ticket: int) -> str:
-        """owner: Tickets -> Agents (ticket nK + i belongs to the agent numbered i)."""
-        return self.agents[ticket % self.K - 1]
-
     def pool_index(self, task: str, pool: str) -> int:
         return self.tasks[task].interest.index(pool)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import networkx as nx
 
+from .. import service
 from ..kernel import Simulator
 from .data import ACCESSING, Config
 
@@ -71,12 +72,8 @@ def reference_trace(proto: Any, scenario: Any, variant: str, trace: list[str],
             ids = [e.id for e in sim.enabled() if e.id == eid]
         if ids:
             sim.step(ids[0])
-    sched = make_scheduler("oldest")
-    while sim.step_no < max_steps:
-        eid = sched.choose(sim)
-        if eid is None:
-            break
-        sim.step(eid)
+    # the run service, without its stop rules: the reference is the run to its end
+    service.drive(sim, make_scheduler("oldest"), max_steps, stop_rules=False)
     return list(sim.trace)
 
 

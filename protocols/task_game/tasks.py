@@ -25,7 +25,6 @@ from .data import (
     WINNING,
     About,
     Config,
-    ManagerState,
     Request,
     TaskState,
 )
@@ -340,7 +339,3 @@ class TaskActions:
         ctx.put(a, replace(ag, controlled=tuple(x for x in ag.controlled if x != t),
                            competing=tuple(x for x in ag.competing if x != t)))
         ctx.say(f"{t} leaves the game", t, REF, (18,))
-
-
-def info_body(pool: str, p: ManagerState) -> tuple[str, ManagerState]:
-    return (pool, p)

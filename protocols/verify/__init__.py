@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .families import Family, get, instances
+from .families import Family, get, instances, iter_instances
 from .runner import run_tasks, verify_instance
 
 
@@ -19,7 +19,7 @@ def tasks(fam: Family, variant: str, *, quick: bool = False, max_states: int | N
           seeds: int | None = None, max_seconds: float | None = None,
           first: int | None = None) -> Iterator[dict[str, Any]]:
     """The picklable task of each instance (``first``: only that many, for a taste)."""
-    for i, inst in enumerate(instances(fam, quick=quick)):
+    for i, inst in enumerate(iter_instances(fam, quick=quick)):
         if first is not None and i >= first:
             return
         yield {"index": i, "name": inst.name, "scenario": inst.scenario, "variant": variant,

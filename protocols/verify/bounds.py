@@ -31,7 +31,7 @@ def bound_of(sim: Any, metric: str) -> tuple[float, str]:
         return cfg.ell * (2 * n - 3) ** 2, "ℓ(2n−3)², Theorem 2"
     if metric == "forms_per_task" and sim.protocol.id == "task_game":
         per = 6 if sim.variant == "restricted" else 7
-        return per, f"{per}ρ forms per task (per pool: {per})"
+        return per, f"{per}ρ forms, for a task in no conflict (Sec. 1)"
     raise ValueError(f"no bound for {metric} on {sim.protocol.id}")
 
 

@@ -29,6 +29,9 @@ def _panel(name: str, c: Counter, st: dict[str, Any], top: int) -> list[str]:
     xs = sorted(c)
     lo = min(xs[0], bound["value"]) if bound and xs else (xs[0] if xs else 0)
     hi = max(xs[-1], bound["value"]) if bound and xs else (xs[-1] if xs else 1)
+    if bound:                      # keep the bound off the panel's edges, so it reads as a line
+        pad = ((hi - lo) or 1) * 0.05
+        lo, hi = lo - pad, hi + pad
     bins = 40
     span = (hi - lo) or 1
     counts = [0] * bins
@@ -50,6 +53,7 @@ def _panel(name: str, c: Counter, st: dict[str, Any], top: int) -> list[str]:
             out.append(f'<rect x="{x0 + i * bw:.1f}" y="{y0 - h:.1f}" width="{bw - 1:.1f}" '
                        f'height="{h:.1f}" fill="#4a7bb7"><title>{n}</title></rect>')
     for v in (lo, lo + span / 2, hi):
+        v = round(v, 3)
         x = x0 + (v - lo) / span * pw
         out.append(f'<text x="{x:.1f}" y="{y0 + 14}" text-anchor="middle">{v:g}</text>')
     if bound:
@@ -58,6 +62,6 @@ def _panel(name: str, c: Counter, st: dict[str, Any], top: int) -> list[str]:
                    f'stroke-width="2" stroke-dasharray="5,3"/>')
         anchor = "end" if x > W / 2 else "start"
         dx = -4 if anchor == "end" else 4
-        out.append(f'<text x="{x + dx:.1f}" y="{top + 28}" fill="#c00" text-anchor="{anchor}">'
+        out.append(f'<text x="{x + dx:.1f}" y="{top + 34}" fill="#c00" text-anchor="{anchor}">'
                    f'{bound["kind"]} bound {bound["value"]:g}: {escape(bound["what"])}</text>')
     return out

@@ -81,7 +81,7 @@ def one_run(sc: Any, variant: str | None, seed: int,
             round(forms[t] / len(cfg.tasks[t].interest), 3) for t in cfg.task_order
             if sim.proc(t).status == "LEFT"]
         bounds["forms_per_task_per_pool"] = {"value": per, "kind": "upper",
-                                             "what": f"{per}ρ forms per task"}
+                                             "what": f"{per}ρ forms, for a task in no conflict (Sec. 1)"}
     return _outcome(sim), vals, bounds
 
 

@@ -167,8 +167,17 @@ function declutter(layer) {
     const lab = g.children[2], d = g.__lab;
     if (!d.text) continue;
     const flip = { start: "end", end: "start", middle: "middle" };
+    const far = (f) => [String(d.x * f), String(d.y * f)];
     const tries = [[d.x, d.y, d.anchor, d.text], [String(-d.x), String(-d.y), flip[d.anchor], d.text],
-      [d.x, d.y, d.anchor, d.short], [String(-d.x), String(-d.y), flip[d.anchor], d.short]];
+      [d.x, d.y, d.anchor, d.short], [String(-d.x), String(-d.y), flip[d.anchor], d.short],
+      [...far(2), d.anchor, d.short], [...far(-2), flip[d.anchor], d.short],
+      [...far(3), d.anchor, d.short], [...far(-3), flip[d.anchor], d.short]];
+    // then along the link, both ways, on both sides
+    const nx = +d.x, ny = +d.y;
+    for (const f of [2.5, -2.5, 4, -4]) {
+      tries.push([String(nx - ny * f), String(ny + nx * f), "middle", d.short]);
+      tries.push([String(-nx - ny * f), String(-ny + nx * f), "middle", d.short]);
+    }
     let ok = false;
     for (const [x, y, anchor, txt] of tries) {
       lab.setAttribute("x", x); lab.setAttribute("y", y); lab.setAttribute("text-anchor", anchor);
@@ -176,6 +185,12 @@ function declutter(layer) {
       const r = lab.getBoundingClientRect();
       if (!fixed.some((f) => overlaps(f, r)) && !kept.some((k) => overlaps(k, r))) { kept.push(r); ok = true; break; }
     }
-    if (!ok) lab.textContent = "";
+    if (!ok) {
+      // a message that can be delivered always shows its name (short, in its own place);
+      // one queued behind it gives way
+      const deliverable = g.__m && g.__m.deliverable;
+      lab.setAttribute("x", d.x); lab.setAttribute("y", d.y); lab.setAttribute("text-anchor", d.anchor);
+      lab.textContent = deliverable ? d.short : "";
+    }
   }
 }

@@ -65,8 +65,13 @@ def get(protocol: str, name: str) -> Family:
 
 
 def instances(fam: Family, quick: bool = False) -> list[Instance]:
-    """The family's instances (only the CI subset when ``quick``), ids made unique and stable."""
-    out = []
+    """The family's instances as a list (only the CI subset when ``quick``)."""
+    return list(iter_instances(fam, quick))
+
+
+def iter_instances(fam: Family, quick: bool = False) -> Iterator[Instance]:
+    """The family's instances one by one (a cluster-sized family is never held in memory),
+    ids made unique and stable."""
     for i, inst in enumerate(fam.generate()):
         if quick and not inst.quick:
             continue
@@ -74,5 +79,4 @@ def instances(fam: Family, quick: bool = False) -> list[Instance]:
         sc.setdefault("id", f"verify-{fam.protocol.replace('_', '-')}-{fam.name}-{i}"[:80])
         sc.setdefault("title", f"{fam.protocol} family {fam.name}: {inst.name}"[:200])
         sc.setdefault("protocol", fam.protocol)
-        out.append(Instance(inst.name, sc, inst.quick))
-    return out
+        yield Instance(inst.name, sc, inst.quick)
