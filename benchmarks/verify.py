@@ -4,7 +4,7 @@
         [--max-states N] [--seeds N] [--workers N] [--scheduler-address A | --local-cluster N]
         [--out results.jsonl]
 
-Each argument is PROTOCOL:FAMILY:VARIANT[:first=N]. Prints one markdown row per family
+Each argument is PROTOCOL:FAMILY:VARIANT[:skip=N][:first=N]. Prints one markdown row per family
 (instances, ok / limit / counterexample counts, states, wall seconds, where it ran) and appends
 the summaries (limits and counterexamples listed by instance) to --out.
 """
@@ -21,19 +21,25 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import protocols.verify.families as fams  # noqa: E402
-from protocols.verify import report, verify  # noqa: E402
+from protocols.verify import report  # noqa: E402
 
 
 def one(spec: str, args: argparse.Namespace, address: str | None) -> dict:
     parts = spec.split(":")
     proto, name, variant = parts[:3]
-    first = int(parts[3].split("=")[1]) if len(parts) > 3 else None
+    opts = dict(p.split("=") for p in parts[3:])
+    first = int(opts["first"]) if "first" in opts else None
+    skip = int(opts.get("skip", 0))
     fam = fams.get(proto, name)
     t0 = time.perf_counter()
     rows = []
-    for r in verify(fam, variant, scheduler_address=address, workers=args.workers,
-                    max_states=args.max_states, seeds=args.seeds, first=first,
-                    max_seconds=args.max_seconds):
+    from itertools import islice
+
+    from protocols.verify import run_tasks, tasks, verify_instance
+    todo = islice(tasks(fam, variant, max_states=args.max_states, seeds=args.seeds,
+                        max_seconds=args.max_seconds), skip, None if first is None
+                  else skip + first)
+    for r in run_tasks(verify_instance, todo, address, args.workers):
         rows.append(r)
         with open(args.out + ".rows", "a", encoding="utf-8") as f:   # partial results survive
             f.write(json.dumps({"family": spec, "instance": r["instance"],
