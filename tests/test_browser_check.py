@@ -27,7 +27,10 @@ def test_check_finds_the_lossy_deadlock_and_replays_it(page: Any, live_server: s
     page.click("#btn-replay-cex")
     page.wait_for_function("n => window.allocscope.model.total === n && "
                            "window.allocscope.model.step === 0", arg=len(expected))
-    assert page.get_attribute('.light[data-monitor="deadlock"]', "data-state") == "ok"
+    # the light is drawn on the next animation frame after the model took the frame: wait for it
+    # (it must turn ok: at step 0 of the counterexample nothing is stuck yet)
+    page.wait_for_function("() => document.querySelector('.light[data-monitor=\"deadlock\"]')"
+                           ".dataset.state === 'ok'", timeout=10_000)
     page.keyboard.press("End")
     wait_step(page, len(expected))
     page.wait_for_function("() => document.querySelector('.light[data-monitor=\"deadlock\"]')"
