@@ -27,10 +27,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def spawn(data: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
-    """Start ``uvicorn app.main:app`` with ``ALLOCSCOPE_DATA=data`` (not yet waited for)."""
+def spawn(data: Path, port: int | None = None,
+          env_extra: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """Start ``uvicorn app.main:app`` with ``ALLOCSCOPE_DATA=data`` and ``env_extra`` (not yet
+    waited for)."""
     port = port or free_port()
-    env = dict(os.environ, ALLOCSCOPE_DATA=str(data), PYTHONUNBUFFERED="1")
+    env = dict(os.environ, ALLOCSCOPE_DATA=str(data), PYTHONUNBUFFERED="1", **(env_extra or {}))
     cmd = [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
            "--port", str(port), "--log-level", "warning"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
@@ -75,9 +77,10 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def servers(data: Path, n: int = 1) -> Iterator[list[str]]:
+def servers(data: Path, n: int = 1,
+            env_extra: dict[str, str] | None = None) -> Iterator[list[str]]:
     """``n`` server processes on one data folder, started side by side."""
-    procs = [spawn(data) for _ in range(n)]
+    procs = [spawn(data, env_extra=env_extra) for _ in range(n)]
     try:
         for proc, base in procs:
             wait_ready(proc, base)
@@ -88,6 +91,6 @@ def servers(data: Path, n: int = 1) -> Iterator[list[str]]:
 
 
 @contextmanager
-def server(data: Path) -> Iterator[str]:
-    with servers(data, 1) as (base,):
+def server(data: Path, env_extra: dict[str, str] | None = None) -> Iterator[str]:
+    with servers(data, 1, env_extra) as (base,):
         yield base

@@ -4,10 +4,8 @@ free loopback port in a temporary folder, stopped after) and a small synchronous
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -18,7 +16,9 @@ from typing import Any
 
 from websockets.sync.client import connect
 
-from .conftest import ROOT, _free_port, _wait_healthy
+from app.devserver import server
+
+from .conftest import _free_port
 
 REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
 
@@ -68,23 +68,12 @@ class RedisServer:
 
 @contextmanager
 def uvicorn_server(env_extra: dict[str, str] | None = None) -> Iterator[str]:
-    port = _free_port()
+    """A real uvicorn (app/devserver.py) on its own temporary data folder."""
     data = tempfile.mkdtemp(prefix="allocscope-data-")
-    env = dict(os.environ, ALLOCSCOPE_DATA=data, PYTHONPATH=str(ROOT), **(env_extra or {}))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
-         "--port", str(port), "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, proc)
-        yield url
+        with server(Path(data), env_extra) as url:
+            yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
         shutil.rmtree(data, ignore_errors=True)
 
 
