@@ -43,3 +43,17 @@ def test_each_protocol_declares_a_distinct_style_for_every_message_type_it_sends
         assert len(set(pairs)) == len(pairs), f"{pid}: two message types share glyph and colour"
         shorts = [s for _, _, s in styles.values()]
         assert len(set(shorts)) == len(shorts) and all(0 < len(s) <= 10 for s in shorts)
+
+
+def test_the_gallery_page_links_to_the_lessons_and_every_erratum_page() -> None:
+    """A teacher landing on / finds the guided lessons and the four erratum pages, and each
+    link answers (no dead link from the front page)."""
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+    with TestClient(create_app()) as client:
+        page = client.get("/").text
+        for href in ("/lessons", "/paper/datta_ring", "/paper/kout_tree", "/paper/coterie",
+                     "/paper/task_game"):
+            assert f'href="{href}"' in page, href
+            assert client.get(href).status_code == 200, href
