@@ -56,7 +56,7 @@ class Rule:
     waits: Text = ""               # what a false guard waits for
     label: Text = ""               # the event's label in the browser (default: "pid name")
     progress: bool = True          # False: taking it cannot help a waiting process
-    role: str = ""                 # which kind of process has it ("" = every process)
+    role: str | tuple[str, ...] = ""   # which kind(s) of process have it ("" = every process)
     args: Callable[[Any, str, Any], Sequence[str]] | None = None   # a family: one event per arg
     eager: bool = False            # applied at the end of the step that enables it, not offered
     only: Callable[[Any], bool] | None = None   # the rule exists only where only(cfg) holds
@@ -82,7 +82,8 @@ class Rule:
 
 def rule(kind: str, *, when: Callable[..., bool] | None = None, name: str = "", title: str = "",
          algorithm: str | None = None, lines: Sequence[int] = (), waits: Text = "",
-         label: Text | Callable[..., str] = "", progress: bool = True, role: str = "",
+         label: Text | Callable[..., str] = "", progress: bool = True,
+         role: str | tuple[str, ...] = "",
          args: Callable[[Any, str, Any], Sequence[str]] | None = None, eager: bool = False,
          only: Callable[[Any], bool] | None = None) -> Callable:
     """Declare the decorated method ``(self, ctx, pid, arg)`` as the effect of an action rule
@@ -100,7 +101,8 @@ def rule(kind: str, *, when: Callable[..., bool] | None = None, name: str = "", 
 
 def receive(message: str, *, when: Callable[..., bool] | None = None, title: str = "",
             algorithm: str | None = None, lines: Sequence[int] = (), waits: Text = "",
-            role: str = "", only: Callable[[Any], bool] | None = None) -> Callable:
+            role: str | tuple[str, ...] = "",
+            only: Callable[[Any], bool] | None = None) -> Callable:
     """Declare the decorated method ``(self, ctx, msg)`` as the effect of receiving ``message``
     when ``when(cfg, pid, state, msg)`` holds (the first such rule of the kind applies)."""
 
@@ -115,7 +117,7 @@ def receive(message: str, *, when: Callable[..., bool] | None = None, title: str
 class RuleProtocol(Protocol):
     """A protocol whose behaviour is its rules table: subclasses declare rules, not
     ``actions`` / ``on_<Kind>`` / ``guards``. ``role(config, pid, state)`` picks which rules
-    apply to a process when there are several kinds of process."""
+    apply to a process when there are several kinds of process (a rule may name several)."""
 
     rules: tuple[Rule, ...] = ()
     _actions: tuple[Rule, ...] = ()
@@ -153,7 +155,8 @@ class RuleProtocol(Protocol):
         if not any(r.role for r in rules):
             return rules
         me = self.role(config, pid, state)
-        return [r for r in rules if not r.role or r.role == me]
+        return [r for r in rules
+                if not r.role or r.role == me or (isinstance(r.role, tuple) and me in r.role)]
 
     # ---- derived behaviour ----------------------------------------------------------------
     def actions(self, config: Any, pid: str, state: Any) -> list[Action]:
