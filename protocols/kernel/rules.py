@@ -151,12 +151,18 @@ class RuleProtocol(Protocol):
         return ""
 
     def _mine(self, rules: Sequence[Rule], config: Any, pid: str, state: Any) -> list[Rule]:
-        rules = [r for r in rules if r.only is None or r.only(config)]
-        if not any(r.role for r in rules):
-            return rules
-        me = self.role(config, pid, state)
-        return [r for r in rules
-                if not r.role or r.role == me or (isinstance(r.role, tuple) and me in r.role)]
+        """The rules of ``rules`` that ``pid`` has: of its role, present in this config."""
+        me = None
+        out = []
+        for r in rules:      # one pass, role first: this runs for every step's actions
+            if r.role:
+                if me is None:
+                    me = self.role(config, pid, state)
+                if r.role != me and not (type(r.role) is tuple and me in r.role):
+                    continue
+            if r.only is None or r.only(config):
+                out.append(r)
+        return out
 
     # ---- derived behaviour ----------------------------------------------------------------
     def actions(self, config: Any, pid: str, state: Any) -> list[Action]:
