@@ -230,10 +230,10 @@ def paper_entries(protocol: str) -> list[dict[str, Any]]:
                                  ("prose / intent", "intent"), ("as-printed does", "as_printed"),
                                  ("we do", "ours")) if getattr(e, f)],
                              "text": _inline(" ".join(e.text)) if e.text else None,
-                             "replay": None}
+                             "replay": None, "no_replay": e.no_replay}
         if e.replay:
             r = e.replay
-            d["replay"] = {"scenario": r.scenario, "shows": r.shows,
+            d["replay"] = {"scenario": r.scenario, "shows": r.shows, "step": r.step,
                            "printed": {"variant": r.printed.variant, "outcome": r.printed.outcome,
                                        "link": viewer_link(r, r.printed.variant)},
                            "repair": {"variant": r.repair.variant, "outcome": r.repair.outcome,
