@@ -151,3 +151,27 @@ def test_judge_and_try_it() -> None:
     assert lcheck.try_goal(lesson, ch["setup"], ["m0", "m1", "m2", "m3"])["holds"] is True
     with pytest.raises(LessonError, match="not enabled"):
         lcheck.try_goal(lesson, ch["setup"], ["m42"])
+
+
+def test_explore_link_carries_the_way_back_to_the_chapter() -> None:
+    """The viewer opened by "explore from here" links back to that chapter; bad ids are named."""
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+    client = TestClient(create_app())
+    data = client.get("/api/lessons/datta-fig1-deadlock").json()
+    n, ch = next((i, c) for i, c in enumerate(data["chapters"], 1) if c["id"] == "cycle")
+    assert ch["explore"].endswith("&lesson=datta-fig1-deadlock&chapter=cycle")
+    page = client.get(ch["explore"], headers={"accept": "text/html"})
+    assert page.status_code == 200
+    assert ('id="back-to-lesson" href="/lesson/datta-fig1-deadlock#cycle"' in page.text
+            and f"back to lesson (chapter {n})" in page.text)
+    plain = client.get("/sim/datta-fig1", headers={"accept": "text/html"})
+    assert "back-to-lesson" not in plain.text
+    embed = client.get(ch["explore"] + "&embed=1", headers={"accept": "text/html"})
+    assert 'id="back-to-lesson"' not in embed.text
+    for query, words in (("lesson=nope&chapter=cycle", "no lesson 'nope'"),
+                         ("lesson=datta-fig1-deadlock&chapter=zzz", "no chapter 'zzz'"),
+                         ("lesson=datta-fig1-deadlock", "no chapter ''")):
+        bad = client.get(f"/sim/datta-fig1?{query}", headers={"accept": "text/html"})
+        assert bad.status_code == 400 and words in bad.text.replace("&#39;", "'"), query
