@@ -175,3 +175,33 @@ def test_explore_link_carries_the_way_back_to_the_chapter() -> None:
                          ("lesson=datta-fig1-deadlock", "no chapter ''")):
         bad = client.get(f"/sim/datta-fig1?{query}", headers={"accept": "text/html"})
         assert bad.status_code == 400 and words in bad.text.replace("&#39;", "'"), query
+
+
+# Issue 18, point 4: one lesson per paper figure and per printed failure (the `covers` line of
+# the lesson names the item; the figure's own steps are named in its chapters).
+REQUIRED = {
+    "datta-fig1-deadlock": "Fig. 1", "datta-fig3-seekloop": "Fig. 3 / Fig. 4",
+    "datta-fig5-6-reorganisation": "Fig. 5 / Fig. 6", "datta-fairness-token": "fairness",
+    "datta-departure": "departure", "datta-printed-done": "Done slip",
+    "datta-prose-gap": "design gap", "kout-fig1-virtual-ring": "Fig. 1",
+    "kout-fig2-deadlock": "Fig. 2", "kout-fig3-livelock": "Fig. 3",
+    "kout-stabilisation": "arbitrary start", "kout-printed-slips": "guard slips",
+    "coterie-fig1-printers": "Fig. 1", "coterie-local-coterie": "local coterie",
+    "coterie-preemption": "preemption", "coterie-printed-races": "races",
+    "game-phases-tickets": "phases and tickets", "game-conflict": "conflict",
+    "game-crash-locality": "locality",
+}
+
+
+def test_every_required_figure_and_failure_has_its_lesson() -> None:
+    lessons = lcheck.all_lessons()
+    for lid, words in REQUIRED.items():
+        assert lid in lessons, f"no lesson {lid} ({words})"
+        assert words in lessons[lid].covers, (lid, lessons[lid].covers)
+    fig3 = " ".join(t for c in lessons["kout-fig3-livelock"].chapters for t in [c.title, *c.text])
+    missing = [c for c in ("(i)", "(ii)", "(iii)", "(iv)", "(v)", "(vi)", "(vii)", "(viii)")
+               if c not in fig3]
+    assert not missing, f"Fig. 3's configurations without a chapter: {missing}"
+    slips = lessons["kout-printed-slips"]
+    assert any("K1" in c.cite for c in slips.chapters) and any("K8" in c.cite or "48" in c.cite
+                                                               for c in slips.chapters)
