@@ -30,9 +30,11 @@ def replay_line(e: Entry) -> str:
     sched = "its recorded schedule" if r.schedule is None else f"a {len(r.schedule)}-event schedule"
     if r.step is not None:
         sched += f", judged at step {r.step}"
+    same = r.repair.claims == r.printed.claims and r.repair.claims
     out = (f"*Replay:* `{r.scenario}` ({sched}) under `{r.printed.variant}` → "
            f"{r.printed.outcome}{_claims(r.printed.claims)}; the same schedule under "
-           f"`{r.repair.variant}` → {r.repair.outcome}{_claims(r.repair.claims)}. {r.shows}")
+           f"`{r.repair.variant}` → {r.repair.outcome}"
+           f"{' (the same claims asserted)' if same else _claims(r.repair.claims)}. {r.shows}")
     return out
 
 
