@@ -40,9 +40,8 @@ PENDING = {
     "coterie:O3", "datta_ring:D5", "datta_ring:D7", "datta_ring:D8", "datta_ring:D10",
     "datta_ring:D14", "datta_ring:D16", "datta_ring:D18", "datta_ring:M2", "datta_ring:M3",
     "datta_ring:M4", "datta_ring:M5", "datta_ring:M6", "datta_ring:M7", "datta_ring:E1",
-    "kout_tree:G1", "kout_tree:G2", "kout_tree:G4", "kout_tree:G5", "kout_tree:G6",
-    "kout_tree:G7", "kout_tree:G8", "kout_tree:G9", "kout_tree:G10", "kout_tree:G11",
-    "kout_tree:G12", "kout_tree:K4", "kout_tree:K5", "task_game:item 8",
+    "kout_tree:G9", "kout_tree:G10", "kout_tree:G11", "kout_tree:K4", "kout_tree:K5",
+    "task_game:item 8",
 }
 
 
@@ -70,7 +69,11 @@ def test_replay_reaches_its_stated_outcome(protocol: str, entry_id: str) -> None
     printed, repaired = run_side(r, r.printed), run_side(r, r.repair)
     assert printed.outcome == r.printed.outcome, f"{entry_id} under {r.printed.variant}"
     assert repaired.outcome == r.repair.outcome, f"{entry_id} under {r.repair.variant}"
-    assert printed.followed == len(printed.trace) or printed.outcome != "all-served"
+    # a counterexample that ends all-served must have been followed to its end (not cut short)
+    assert printed.followed == len(printed.trace) or printed.outcome != "all-served" or r.step
+    if r.step is not None:      # judged at a moment: both runs really got there
+        assert len(printed.trace) == r.step or printed.outcome != "incomplete"
+        assert len(repaired.trace) == r.step or repaired.outcome != "incomplete"
     assert all(ok for _c, ok in printed.claims + repaired.claims), (printed.claims, repaired.claims)
     assert repaired.followed >= 1 or not r.schedule   # the repair really replays the same start
 
