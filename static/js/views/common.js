@@ -333,6 +333,6 @@ export function renderView(stage, model, hooks, handlers, state) {
     for (const g of stage.nodes.children) g.classList.toggle("acted", g.__key === acted);
     state.acted = acted;
   }
-  if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, ctx);
+  if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, { ...ctx, spread: !!hooks.spreadMessages });
   if (hooks.drawFront) hooks.drawFront(stage.front, model, ctx);
 }
