@@ -5,11 +5,12 @@ before it is made to happen; a process or a message offers its faults on a click
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .test_browser import open_viewer, wait_step
+from .test_browser import open_viewer, state, wait_step
 
 pytestmark = pytest.mark.browser
 
@@ -54,3 +55,92 @@ def test_the_speed_label_is_the_measured_play_rate(page: Any, live_server: str,
     got = page.evaluate(MEASURE_JS, ms)
     assert got["label"] == label and got["steps"] >= 8, got
     assert abs(got["rate"] - said) <= 0.10 * said, f"label {label}, measured {got['rate']:.2f}/s"
+
+
+def test_a_message_or_a_process_offers_its_faults_in_one_click(page: Any, live_server: str) -> None:
+    """Beyond the anchors: a message offers deliver / drop / duplicate and a process crash, one
+    click each in a menu, with no fault armed first. Where the scenario's own schedule injects
+    faults (game-fault: crashes) a click on the process opens it; everywhere a right-click
+    does (a plain click still delivers at once, test_browser.py); Esc closes it."""
+    s = open_viewer(page, live_server, "/sim/coterie-fig1?step=3")
+    wait_step(page, 3)
+    s = state(page)
+    mid = s["deliverable"][0]
+    shape = f'#view .msg[data-id="{mid}"] .msg-shape'
+    page.click(shape, button="right")
+    items = page.eval_on_selector_all("#fault-menu .fm-item", "bs => bs.map(b => b.dataset.event)")
+    assert items == [mid, f"f:drop:{mid}", f"f:dup:{mid}"]
+    assert page.evaluate("() => window.allocscope.ui.armed") is None
+    page.keyboard.press("Escape")
+    assert not page.is_visible("#fault-menu") and state(page)["step"] == 3
+    # duplicate: one click in the menu, a second copy is in flight, the step is the fault
+    page.click(shape, button="right")
+    page.click(f'#fault-menu .fm-item[data-event="f:dup:{mid}"]')
+    wait_step(page, 4)
+    after = state(page)
+    assert after["event"] == f"f:dup:{mid}" and after["messages"] == s["messages"] + 1
+    # drop the original: it is lost
+    page.click(shape, button="right")
+    page.click(f'#fault-menu .fm-item[data-event="f:drop:{mid}"]')
+    wait_step(page, 5)
+    assert state(page)["event"] == f"f:drop:{mid}"
+    assert page.locator(f'#view .msg[data-id="{mid}"]').count() == 0
+    # datta_ring has no fault (its paper has none): the menu only delivers
+    open_viewer(page, live_server, "/sim/datta-fig1")
+    page.click('#view .msg[data-id="m6"] .msg-shape', button="right")
+    assert page.eval_on_selector_all("#fault-menu .fm-item", "bs => bs.map(b => b.dataset.event)") == ["m6"]
+    # game-fault injects crashes: a click on a process inspects it and offers its crash
+    open_viewer(page, live_server, "/sim/game-fault?step=10")
+    wait_step(page, 10)
+    page.click('#view .node[data-id="T3"] .body')
+    page.wait_for_selector("#inspector .insp-title")
+    assert page.is_visible("#fault-menu")
+    page.click('#fault-menu .fm-item[data-event="f:crash:T3"]')
+    wait_step(page, 11)
+    assert "crashed" in page.get_attribute('#view .node[data-id="T3"]', "class")
+    assert state(page)["event"] == "f:crash:T3"
+
+
+DIFF_JS = "() => Array.from(document.querySelectorAll('#diff .diff-list li')).map(li => li.textContent)"
+PREVIEW_JS = "() => Array.from(document.querySelectorAll('#preview .diff-list li')).map(li => li.textContent)"
+
+
+def test_the_inspector_says_what_the_step_changed_and_events_preview_theirs(
+        page: Any, live_server: str, screenshots: Path) -> None:
+    """Beyond the anchors (DSLabs' diff, Stateright's next actions): at Fig. 1's moment the
+    inspect tab says what step 10 changed and marks the changed rows of R1 (the record that joined Q_strong, not the one already there); pointing at the
+    delivery of m6 previews its effect without moving the run, and delivering it then shows
+    exactly the previewed changes as step 11's diff."""
+    open_viewer(page, live_server, "/sim/datta-fig1")
+    h0 = page.evaluate("() => window.allocscope.model.stateHash")
+    page.click('.tab[data-tab="inspect"]')
+    page.wait_for_selector("#diff .diff-title")
+    assert page.text_content("#diff .diff-title").startswith("step 10 changed (NewStrong R2→R1)")
+    lines = page.evaluate(DIFF_JS)
+    assert any(x.startswith("R1.Q_weak: [Request(C2") and x.endswith("→ []") for x in lines), lines
+    assert "R1 sends newStrongACK to R2 (m7)" in lines and "R1 receives NewStrong from R2 (m5)" in lines
+    page.click('#view .node[data-id="R1"] .body')
+    page.wait_for_selector("#inspector table.vars tr.changed")
+    changed = page.eval_on_selector_all("#inspector table.vars tr.changed th", "ts => ts.map(t => t.textContent)")
+    # C2's request joined Q_strong (its second record) and left Q_weak; C1's record did not move
+    assert "Q_weak" in changed and "Q_strong[1]" in changed and "Q_strong[0]" not in changed
+    # a preview: hover the delivery of m6 in the events list
+    page.click('.tab[data-tab="events"]')
+    page.hover('#events button[data-event="m6"]')
+    page.wait_for_selector("#preview:not([hidden]) .diff-list li")
+    preview = page.evaluate(PREVIEW_JS)
+    assert "R1.Seeking: ⊥ → [C1, [1, 1]]" in preview and "R1 sends seekLoop to R2 (m8)" in preview
+    assert "seekLoop" in page.text_content("#preview .diff-said")
+    assert page.locator('#view .node.previewed[data-id="R1"]').count() == 1
+    page.screenshot(path=str(screenshots / "datta-fig1-preview.png"))
+    s = state(page)
+    assert s["step"] == 10 and page.evaluate("() => window.allocscope.model.stateHash") == h0
+    # what the preview said is what happens
+    page.click('#events button[data-event="m6"]')
+    wait_step(page, 11)
+    assert page.is_hidden("#preview")
+    page.click('.tab[data-tab="inspect"]')
+    page.wait_for_function("() => (document.querySelector('#diff .diff-title') || {}).textContent"
+                           "?.startsWith('step 11')")
+    assert page.evaluate(DIFF_JS) == preview
+    page.screenshot(path=str(screenshots / "datta-fig1-diff.png"))

@@ -15,6 +15,8 @@ import { addSpacetimeDefs, setupSpacetime } from "./spacetime.js";
 import { setupLegend } from "./legend.js";
 import { setupCorruptPicker } from "./corrupt.js";
 import { setStyles } from "./messages.js";
+import { hasFaults, setupFaultMenu } from "./faultmenu.js";
+import { setupDiff } from "./diff.js";
 
 const $ = (id) => document.getElementById(id);
 const page = JSON.parse($("page-data").textContent);
@@ -131,14 +133,33 @@ const act = {
   branch: (id, step) => send(step == null ? { op: "branch", branch: id } : { op: "branch", branch: id, step }),
   variant: (v) => switchVariant(v),
   // Disarming (Esc, cancel, a fault sent, another fault armed) also closes the corrupt picker.
-  arm: (k) => { ui.armed = k; if (k !== "corrupt") ui.corrupting = null; showArmed(); render(); },
+  arm: (k) => { ui.armed = k; if (k !== "corrupt") ui.corrupting = null; menu.close(); showArmed(); render(); },
 };
+
+// A click on a process or a message with faults on offer opens its menu (static/js/faultmenu.js).
+const menu = setupFaultMenu($("fault-menu"), {
+  fire: (id, kind) => (kind === "deliver" ? act.deliver(id) : send({ op: "fault", event: id })),
+  corrupt: (pid) => { ui.armed = "corrupt"; ui.corrupting = pid; showArmed(); render(); },
+});
+const elOf = (kind, id) => document.querySelector(`#view .layer.${kind} > g[data-id="${CSS.escape(String(id))}"]`);
+// Right-click, a long press or the context-menu key: the menu with every fault the viewer can inject.
+$("view").addEventListener("contextmenu", (ev) => {
+  if (ui.follow) return;
+  const g = ev.target.closest && ev.target.closest("#view .layer.messages > g, #view .layer.nodes > g");
+  if (!g) return;
+  ev.preventDefault();
+  const target = g.parentNode.classList.contains("messages") ? { message: g.__m } : { node: g.__key };
+  if (target.message === undefined && target.node === undefined) return;
+  menu.open(model, target, g, true);
+});
 
 const handlers = {
   clickMessage(m) {
     if (ui.armed === "drop" || ui.armed === "duplicate") {
       send({ op: "fault", event: `f:${ui.armed === "drop" ? "drop" : "dup"}:${m.id}` });
       act.arm(null);
+    } else if (!ui.follow && hasFaults(model, { message: m }) && elOf("messages", m.id)) {
+      menu.open(model, { message: m }, elOf("messages", m.id));
     } else if (m.deliverable) act.deliver(m.id);
     else toast(`${m.id} is queued behind an older message on its channel (FIFO): deliver that one first`);
   },
@@ -149,6 +170,10 @@ const handlers = {
     ui.selected = ui.selected === id ? null : id;
     ui.forceAll = true;
     if (ui.selected) { showTab("inspect"); inspect(); } else renderInspector($("inspector"), null);
+    menu.close();
+    if (ui.selected && !ui.follow && hasFaults(model, { node: id }) && elOf("nodes", id)) {
+      menu.open(model, { node: id }, elOf("nodes", id));
+    }
     render();
   },
 };
@@ -184,10 +209,14 @@ function showTab(name) {
   for (const p of document.querySelectorAll(".pane")) p.classList.toggle("active", p.dataset.pane === name);
   if (name === "metrics") renderMetrics($("metrics"), model);
   if (name === "log") updNarration(model, false, true);
+  if (name === "inspect") render();
 }
 for (const t of document.querySelectorAll(".tab[data-tab]")) t.addEventListener("click", () => showTab(t.dataset.tab));
 
 // ---------------------------------------------------------------- frames and drawing
+// the step diff (inspect tab) and the previews of enabled events (events tab): static/js/diff.js
+const diff = setupDiff($("diff"), $("preview"), (cmd) => socket.send(cmd), $("inspector"));
+act.preview = (id, label) => { if (!ui.follow) diff.preview(id, label); };
 const updControls = setupControls(act);
 const updEvents = setupEvents($("events"), act);
 const updNarration = setupNarration($("log"), $("log-proc"), $("log-type"), act);
@@ -202,7 +231,8 @@ const updCorrupt = setupCorruptPicker($("corrupt-picker"), {
 // A click on the background deselects. With a fault armed it must not fault the selected
 // process: it closes an open corrupt picker, else it leaves the fault armed for another try.
 $("view").addEventListener("click", () => {
-  if (ui.corrupting) act.arm(null);
+  if (menu.isOpen()) menu.close();
+  else if (ui.corrupting) act.arm(null);
   else if (!ui.armed && ui.selected) handlers.selectNode(ui.selected);
 });
 
@@ -224,7 +254,10 @@ function placeNodes(msg) {
 
 function handleFrame(msg) {
   if (msg.type === "inspect") {
-    if (msg.proc === ui.selected) renderInspector($("inspector"), { ...msg, protocol: (model.protocol || {}).id }, act);
+    if (msg.proc === ui.selected) {
+      renderInspector($("inspector"), { ...msg, protocol: (model.protocol || {}).id }, act);
+      if (!ui.follow) diff.update(model, ui);
+    }
     return;
   }
   if (msg.type === "error") { if (msg.reply_to == null) toast(msg.message); return; }
@@ -265,6 +298,8 @@ function draw() {
   updMonitors(model, stage);
   updControls(model);
   updCorrupt(model, ui.corrupting);
+  menu.update(model);
+  if (!ui.follow) diff.update(model, ui);
   // While playing fast, the side lists and the diagram refresh a few times a second at most.
   const busy = model.playing && t1 - (ui.sideAt || 0) < 200;
   if (!busy) {

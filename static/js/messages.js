@@ -178,7 +178,8 @@ export function drawMessages(layer, model, hooks, opts) {
       g.__lab = { x: lab.getAttribute("x"), y: lab.getAttribute("y"), anchor: lab.getAttribute("text-anchor"),
                   text: lab.textContent, short: st.short };
       const says = `${m.label || m.type} ${m.src}→${m.dst} (${m.id}, sent at step ${m.sent_step ?? "?"})` +
-        (m.deliverable ? " — click or Enter to deliver" : " — queued behind an older message on this channel");
+        (m.deliverable ? " — click or Enter to deliver" : " — queued behind an older message on this channel") +
+        "; right-click for drop / duplicate";
       tip(g, says);
       attr(g, "aria-label", says);
     },

@@ -136,7 +136,7 @@ export function drawNodes(stage, model, ctx, hooks, handlers) {
         }
       }
       tip(g, `${n.label ?? n.id}: ${stateWord(n)}${n.token || n.holder ? ", holds the token" : ""}` +
-        (lines.length ? "\n" + lines.join("\n") : "") + "\nclick to inspect");
+        (lines.length ? "\n" + lines.join("\n") : "") + "\nclick to inspect; right-click for its faults");
     },
     (n) => JSON.stringify(n) + (ctx.selected === String(n.id) ? "*" : "") + ctx.r + ctx.dense);
 }
