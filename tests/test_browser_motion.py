@@ -144,3 +144,52 @@ def test_the_inspector_says_what_the_step_changed_and_events_preview_theirs(
                            "?.startsWith('step 11')")
     assert page.evaluate(DIFF_JS) == preview
     page.screenshot(path=str(screenshots / "datta-fig1-diff.png"))
+
+
+FLIGHT_JS = """async (mid) => {
+  // deliver mid as a click does, then follow its flight frame by frame until it lands
+  const svg = document.getElementById('view');
+  const seen = [];
+  const t0 = performance.now();
+  window.allocscope.act.deliver(mid);
+  while (performance.now() - t0 < 2500) {
+    await new Promise((r) => requestAnimationFrame(r));
+    const g = svg.querySelector(`.msg-flight[data-id="${mid}"]`);
+    if (g) seen.push([performance.now() - t0, g.getAttribute('transform')]);
+    else if (seen.length) break;
+  }
+  return seen.map(([t, tr]) => { const m = /translate\\(([-\\d.]+),([-\\d.]+)\\)/.exec(tr);
+                                 return [t, +m[1], +m[2]]; });
+}"""
+
+
+def test_a_delivered_message_flies_to_its_receiver_unless_motion_is_reduced(
+        browser: Any, page: Any, live_server: str) -> None:
+    """Beyond the anchors: delivering m6 (R2→R1) at Fig. 1's moment moves a copy of its shape
+    from where it waited to R1, getting closer every frame, within the 450 ms of a step by
+    hand; the receiver is marked as the process that acted. With the motion box off, or in a
+    browser that asks for reduced motion, nothing flies."""
+    open_viewer(page, live_server, "/sim/datta-fig1")
+    assert page.is_checked("#motion")
+    r1 = page.evaluate("() => { const n = window.allocscope.model.view.nodes.get('R1'); return [n.x, n.y]; }")
+    path = page.evaluate(FLIGHT_JS, "m6")
+    wait_step(page, 11)
+    assert len(path) >= 5, path
+    dist = [((x - r1[0]) ** 2 + (y - r1[1]) ** 2) ** 0.5 for _, x, y in path]
+    assert all(b <= a + 0.01 for a, b in zip(dist, dist[1:], strict=False)) and dist[-1] < dist[0] / 4, dist
+    assert path[-1][0] < 450 + 200
+    assert page.locator('#view .node.acted[data-id="R1"]').count() == 1
+    # the box off: no flight (the choice is remembered for the next page)
+    page.evaluate("() => window.allocscope.act.back()")
+    wait_step(page, 10)
+    page.uncheck("#motion")
+    assert page.evaluate(FLIGHT_JS, "m6") == []
+    # reduced motion asked by the system: off from the start
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720}, reduced_motion="reduce")
+    try:
+        pg = ctx.new_page()
+        open_viewer(pg, live_server, "/sim/datta-fig1")
+        assert not pg.is_checked("#motion")
+        assert pg.evaluate(FLIGHT_JS, "m6") == []
+    finally:
+        ctx.close()

@@ -17,6 +17,7 @@ import { setupCorruptPicker } from "./corrupt.js";
 import { setStyles } from "./messages.js";
 import { hasFaults, setupFaultMenu } from "./faultmenu.js";
 import { setupDiff } from "./diff.js";
+import { setupMotion } from "./motion.js";
 
 const $ = (id) => document.getElementById(id);
 const page = JSON.parse($("page-data").textContent);
@@ -36,7 +37,7 @@ const model = emptyModel();
 const stage = makeStage($("view"));
 let hooks = hooksFor((page.protocol || {}).view_kind);
 setStyles((page.protocol || {}).message_styles);
-const ui = { selected: null, armed: null, corrupting: null, inspect: null, lastN: -1, forceAll: false, tab: "events" };
+const ui = { speed: 4, selected: null, armed: null, corrupting: null, inspect: null, lastN: -1, forceAll: false, tab: "events" };
 
 const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${room ? room.ws : "/ws"}`;
 const socket = new Socket(wsUrl, {
@@ -127,7 +128,7 @@ const act = {
   goto: (k) => send({ op: "goto", step: Math.max(0, Math.min(model.total, k | 0)) }),
   togglePlay: () => send({ op: model.playing ? "pause" : "play" }),
   pause: () => send({ op: "pause" }),
-  speed: (s) => { if (act.showSpeed) act.showSpeed(s); return send({ op: "speed", steps_per_second: s }); },
+  speed: (s) => { ui.speed = s; if (act.showSpeed) act.showSpeed(s); return send({ op: "speed", steps_per_second: s }); },
   scheduler: (kind, seed) => send(kind === "random" ? { op: "scheduler", kind, seed } : { op: "scheduler", kind }),
   deliver: (id) => send({ op: "deliver", event: id }),
   branch: (id, step) => send(step == null ? { op: "branch", branch: id } : { op: "branch", branch: id, step }),
@@ -218,6 +219,7 @@ for (const t of document.querySelectorAll(".tab[data-tab]")) t.addEventListener(
 const diff = setupDiff($("diff"), $("preview"), (cmd) => socket.send(cmd), $("inspector"));
 act.preview = (id, label) => { if (!ui.follow) diff.preview(id, label); };
 const updControls = setupControls(act);
+const motion = setupMotion($("motion"), $("view"));
 const updEvents = setupEvents($("events"), act);
 const updNarration = setupNarration($("log"), $("log-proc"), $("log-type"), act);
 const updMonitors = setupMonitors(act);
@@ -266,6 +268,7 @@ function handleFrame(msg) {
   if (msg.protocol && msg.protocol.view_kind) hooks = hooksFor(msg.protocol.view_kind);
   if (msg.protocol) setStyles(msg.protocol.message_styles);
   const before = model.step, wasPlaying = model.playing;
+  motion.before(model, ui.speed);
   const kind = applyFrame(model, msg);
   placeNodes(msg);
   if (kind === "full") ui.fullSinceDraw = true;
@@ -279,6 +282,7 @@ function handleFrame(msg) {
   if (crossed) send({ op: "pause" }).then(() => { if (model.step !== crossed.step) act.goto(crossed.step); });
   if (ui.selected && (!model.playing || performance.now() - inspectAt > 500)) inspect();
   render();
+  motion.after(model, before, ui.speed);
 }
 
 const timing = { frames: 0, view: 0, side: 0, spacetime: 0, other: 0, messages: 0, onmessage: 0 };   // ms, for benchmarks
