@@ -308,9 +308,11 @@ class RoomConnection(Connection):
         schedule = cmd.schedule if cmd.schedule is not None else rec.schedule
         step = cmd.step if cmd.step is not None else (rec.step if cmd.schedule is None else None)
         self.session.load(rec.scenario, rec.variant, schedule, step)
-        if rec.sched_kind:                  # the class's scheduler goes with the copy
+        if rec.sched_kind:                  # the class's scheduler and speed go with the copy
             with contextlib.suppress(SessionError):
                 self.session.set_scheduler(rec.sched_kind, rec.sched_seed)
+        if rec.speed:
+            self.session.speed = rec.speed
         self.sessions.active += 1
         self.holds_session = True
         self.mode = "fork"
@@ -402,6 +404,8 @@ class RoomConnection(Connection):
         if rec.sched_kind:
             with contextlib.suppress(SessionError):
                 s.set_scheduler(rec.sched_kind, rec.sched_seed)
+        if rec.speed:
+            s.speed = rec.speed
         if lr.teacher is not None:
             lr.teacher.taken_over()
         self.role = "teacher"

@@ -252,6 +252,9 @@ class TeacherLink:
         rec.schedule = list(sim.trace)
         rec.step = sim.step_no
         rec.sched_kind, rec.sched_seed = s.sched_kind, s.sched_seed
+        if rec.speed != s.speed:        # the class's speed sliders follow the teacher's
+            rec.speed = s.speed
+            self.meta_dirty = True
         self.save_due = True
 
     def _settle(self) -> None:
@@ -391,7 +394,7 @@ def public_meta(rec: RoomState, students: int, teacher: bool) -> dict[str, Any]:
             "teacher": teacher, "round": rnd, "experiment": exp, "selected": rec.selected,
             "lesson": rec.lesson, "chapter": rec.chapter, "chapter_title": rec.chapter_title,
             "chapter_text": rec.chapter_text, "chapter_cite": rec.chapter_cite,
-            "chapters": rec.chapters, "branch": rec.branch}
+            "chapters": rec.chapters, "branch": rec.branch, "speed": rec.speed}
 
 
 def _known_lesson(lesson_id: str) -> bool:
