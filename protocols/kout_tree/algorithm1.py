@@ -200,31 +200,25 @@ class Root:
         tail(ctx, cfg, pid)
 
     # ---- lines 96–99: the timer -------------------------------------------------------------
-    # Time is a scheduler event: each one is a tick of the root's clock, and the
-    # ``params.timeout``-th tick since RestartTimer() makes TimeOut() hold.
-    @rule(TIMEOUT, name="TimeOut", title="a tick of the root's clock", algorithm=ALG,
-          lines=(96, 96), role=ROLE, only=CONTROLLER,
-          when=lambda cfg, pid, s: s.Timer + 1 < cfg.timeout,
-          waits=lambda cfg, pid, s: f"nothing: the next tick is TimeOut() (timer {s.Timer} "
-          f"of {cfg.timeout})",
-          label=lambda cfg, pid, s: f"the root's clock ticks ({s.Timer + 1}/{cfg.timeout})")
-    def root_tick(self, ctx: Ctx, pid: str, _arg: str) -> None:
-        s = ctx.get(pid)
-        ctx.put(pid, replace(s, Timer=s.Timer + 1))
-        ctx.say(f"time passes at the root (timer {s.Timer + 1} of {ctx.config.timeout})", pid,
-                algorithm=ALG, lines=(96, 96))
-
-    @rule(TIMEOUT, name="TimeOut", title="TimeOut(): resend the controller", algorithm=ALG,
-          lines=(96, 99), role=ROLE, only=CONTROLLER,
-          when=lambda cfg, pid, s: s.Timer + 1 >= cfg.timeout,
-          waits=lambda cfg, pid, s: f"the timer to run out (timer {s.Timer} of {cfg.timeout})",
-          label="TimeOut(): the root resends the controller")
+    @rule(TIMEOUT, name="TimeOut", title="TimeOut(), or a tick of the root's clock",
+          algorithm=ALG, lines=(96, 99), role=ROLE, only=CONTROLLER,
+          waits="nothing: the root's clock always ticks",
+          label=lambda cfg, pid, s: "TimeOut(): the root resends the controller"
+          if s.Timer + 1 >= cfg.timeout
+          else f"the root's clock ticks ({s.Timer + 1}/{cfg.timeout})")
     def root_timeout(self, ctx: Ctx, pid: str, _arg: str) -> None:
-        """The controller may be lost, so the root sends it again with empty counts and
-        restarts the timer."""
+        """Time is a scheduler event: each one is a tick of the root's clock, and the
+        ``params.timeout``-th tick since RestartTimer() makes TimeOut() hold: the controller
+        may be lost, so the root sends it again with empty counts and restarts the timer."""
+        cfg = ctx.config
         s = ctx.get(pid)
+        if s.Timer + 1 < cfg.timeout:
+            ctx.put(pid, replace(s, Timer=s.Timer + 1))
+            ctx.say(f"time passes at the root (timer {s.Timer + 1} of {cfg.timeout})", pid,
+                    algorithm=ALG, lines=(96, 96))
+            return
         out = Ctrl(s.myC, s.Reset, 0, 0)
-        dst = ctx.config.tree.nbr[pid][s.Succ]
+        dst = cfg.tree.nbr[pid][s.Succ]
         ctx.put(pid, replace(s, Timer=0))
         ctx.send(pid, dst, CTRL, out)
         ctx.say(f"TimeOut(): the root sends {ctrl_label(out)} to {dst} again", pid,
