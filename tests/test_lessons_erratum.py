@@ -77,6 +77,7 @@ def test_replay_reaches_its_stated_outcome(protocol: str, entry_id: str) -> None
 @pytest.mark.parametrize("protocol", PAPERS)
 def test_paper_page_lists_every_entry_with_its_replays(protocol: str) -> None:
     from fastapi.testclient import TestClient
+    from markupsafe import escape
 
     from app.main import create_app
     client = TestClient(create_app())
@@ -84,6 +85,10 @@ def test_paper_page_lists_every_entry_with_its_replays(protocol: str) -> None:
     assert r.status_code == 200
     for e in load(protocol).entries():
         assert f'data-entry="{e.id}"' in r.text
+        if e.no_replay:
+            assert "nothing to run: " in r.text
+        for c in (e.replay.printed.claims + e.replay.repair.claims) if e.replay else []:
+            assert f"<code>{escape(c)}</code>" in r.text, (e.id, c)
         if e.replay:
             assert f"/sim/{e.replay.scenario}?variant={e.replay.printed.variant}" in r.text
             assert f"/sim/{e.replay.scenario}?variant={e.replay.repair.variant}" in r.text
