@@ -14,6 +14,13 @@ Declare rules by decorating the effect methods, in the order the paper lists the
 
     @receive("Token", when=lambda cfg, pid, s, msg: s.phase == "wanting", title="enter")
     def enter(self, ctx, msg): ...
+
+Three options serve protocols with many similar actions: ``args`` makes one rule stand for a
+family of events ``name:arg`` (one per argument it lists, e.g. a form to each pool), ``eager``
+marks a rule the kernel applies at once at the end of the step that enables it
+(``Protocol.eager``) instead of offering it as an event, and ``only`` leaves a rule out of the
+configurations (variants) that have no such mechanism. Several action rules may share a name
+(one per role, or with disjoint guards): the event applies the one whose guard holds.
 """
 
 from __future__ import annotations
@@ -49,7 +56,10 @@ class Rule:
     waits: Text = ""               # what a false guard waits for
     label: Text = ""               # the event's label in the browser (default: "pid name")
     progress: bool = True          # False: taking it cannot help a waiting process
-    role: str = ""                 # which kind of process has it ("" = every process)
+    role: str | tuple[str, ...] = ""   # which kind(s) of process have it ("" = every process)
+    args: Callable[[Any, str, Any], Sequence[str]] | None = None   # a family: one event per arg
+    eager: bool = False            # applied at the end of the step that enables it, not offered
+    only: Callable[[Any], bool] | None = None   # the rule exists only where only(cfg) holds
 
     def holds(self, cfg: Any, pid: str, state: Any, msg: Message | None = None) -> bool:
         if self.when is None:
@@ -60,31 +70,46 @@ class Rule:
     def text(self, what: Text, cfg: Any, pid: str, state: Any) -> str:
         return what(cfg, pid, state) if callable(what) else what
 
+    def events(self, cfg: Any, pid: str, state: Any) -> list[tuple[str, str]]:
+        """(name, label) of each event of this action rule, its guard aside: one, or one per
+        argument of a family (whose ``label`` is called with the argument too)."""
+        if self.args is None:
+            return [(self.name, self.text(self.label, cfg, pid, state) or f"{pid} {self.name}")]
+        lab = self.label
+        return [(f"{self.name}:{a}", (lab(cfg, pid, state, a) if callable(lab) else lab)
+                 or f"{pid} {self.name}:{a}") for a in self.args(cfg, pid, state)]
+
 
 def rule(kind: str, *, when: Callable[..., bool] | None = None, name: str = "", title: str = "",
          algorithm: str | None = None, lines: Sequence[int] = (), waits: Text = "",
-         label: Text = "", progress: bool = True, role: str = "") -> Callable:
-    """Declare the decorated method ``(self, ctx, pid, arg)`` as the effect of an action rule."""
+         label: Text | Callable[..., str] = "", progress: bool = True,
+         role: str | tuple[str, ...] = "",
+         args: Callable[[Any, str, Any], Sequence[str]] | None = None, eager: bool = False,
+         only: Callable[[Any], bool] | None = None) -> Callable:
+    """Declare the decorated method ``(self, ctx, pid, arg)`` as the effect of an action rule
+    (``arg``: the part of the event's name after ``name:``, for a family declared with ``args``)."""
     if kind not in (LOCAL, ENV, TIMEOUT):
         raise ValueError(f"rule kind must be LOCAL, ENV or TIMEOUT, not {kind!r}")
 
     def mark(fn: Callable) -> Callable:
         n = name or fn.__name__.replace("_", "-")
         fn.__rule__ = Rule(kind, n, fn.__name__, title or n, when, "", algorithm, tuple(lines),
-                           waits, label, progress, role)
+                           waits, label, progress, role, args, eager, only)
         return fn
     return mark
 
 
 def receive(message: str, *, when: Callable[..., bool] | None = None, title: str = "",
             algorithm: str | None = None, lines: Sequence[int] = (), waits: Text = "",
-            role: str = "") -> Callable:
+            role: str | tuple[str, ...] = "",
+            only: Callable[[Any], bool] | None = None) -> Callable:
     """Declare the decorated method ``(self, ctx, msg)`` as the effect of receiving ``message``
     when ``when(cfg, pid, state, msg)`` holds (the first such rule of the kind applies)."""
 
     def mark(fn: Callable) -> Callable:
         fn.__rule__ = Rule(RECEIVE, fn.__name__, fn.__name__, title or f"receive {message}",
-                           when, message, algorithm, tuple(lines), waits, "", True, role)
+                           when, message, algorithm, tuple(lines), waits, "", True, role,
+                           only=only)
         return fn
     return mark
 
@@ -92,11 +117,11 @@ def receive(message: str, *, when: Callable[..., bool] | None = None, title: str
 class RuleProtocol(Protocol):
     """A protocol whose behaviour is its rules table: subclasses declare rules, not
     ``actions`` / ``on_<Kind>`` / ``guards``. ``role(config, pid, state)`` picks which rules
-    apply to a process when there are several kinds of process."""
+    apply to a process when there are several kinds of process (a rule may name several)."""
 
     rules: tuple[Rule, ...] = ()
     _actions: tuple[Rule, ...] = ()
-    _by_name: dict[str, Rule] = {}
+    _by_name: dict[str, tuple[Rule, ...]] = {}
     _by_message: dict[str, tuple[Rule, ...]] = {}
 
     def __init_subclass__(cls, **kw: Any) -> None:
@@ -109,9 +134,12 @@ class RuleProtocol(Protocol):
                     found[attr] = r
         cls.rules = tuple(found.values())
         cls._actions = tuple(r for r in cls.rules if r.kind != RECEIVE)
-        cls._by_name = {r.name: r for r in cls._actions}
-        if len(cls._by_name) != len(cls._actions):
-            raise TypeError(f"{cls.__name__}: two action rules share a name")
+        by_name: dict[str, list[Rule]] = {}
+        for r in cls._actions:
+            by_name.setdefault(r.name, []).append(r)
+        cls._by_name = {k: tuple(v) for k, v in by_name.items()}
+        if any(r.eager for r in cls._actions) and "eager" not in cls.__dict__:
+            cls.eager = RuleProtocol._eager_rule    # only then does the kernel ask
         by_msg: dict[str, list[Rule]] = {}
         for r in cls.rules:
             if r.kind == RECEIVE:
@@ -123,19 +151,36 @@ class RuleProtocol(Protocol):
         return ""
 
     def _mine(self, rules: Sequence[Rule], config: Any, pid: str, state: Any) -> list[Rule]:
-        if not any(r.role for r in rules):
-            return list(rules)
-        me = self.role(config, pid, state)
-        return [r for r in rules if not r.role or r.role == me]
+        """The rules of ``rules`` that ``pid`` has: of its role, present in this config."""
+        me = None
+        out = []
+        for r in rules:      # one pass, role first: this runs for every step's actions
+            if r.role:
+                if me is None:
+                    me = self.role(config, pid, state)
+                if r.role != me and not (type(r.role) is tuple and me in r.role):
+                    continue
+            if r.only is None or r.only(config):
+                out.append(r)
+        return out
 
     # ---- derived behaviour ----------------------------------------------------------------
     def actions(self, config: Any, pid: str, state: Any) -> list[Action]:
         out = []
         for r in self._mine(self._actions, config, pid, state):
-            if r.holds(config, pid, state):
-                label = r.text(r.label, config, pid, state) or f"{pid} {r.name}"
-                out.append(Action(r.kind, r.name, label, r.progress, r.algorithm, r.lines))
+            if not r.eager and r.holds(config, pid, state):
+                out.extend(Action(r.kind, name, label, r.progress, r.algorithm, r.lines)
+                           for name, label in r.events(config, pid, state))
         return out
+
+    def _eager_rule(self, config: Any, pid: str, state: Any) -> str | None:
+        """The first eager rule of ``pid`` that holds (its first event), in table order."""
+        for r in self._mine(self._actions, config, pid, state):
+            if r.eager and r.holds(config, pid, state):
+                evs = r.events(config, pid, state)
+                if evs:
+                    return evs[0][0]
+        return None
 
     def receiver(self, config: Any, state: Any, msg: Message) -> Rule | None:
         """The rule that handles ``msg`` at its destination in ``state`` (None: no rule does)."""
@@ -153,9 +198,13 @@ class RuleProtocol(Protocol):
 
     def apply(self, ctx: Ctx, pid: str, name: str) -> None:
         head, _, arg = name.partition(":")
-        r = self._by_name.get(head)
-        if r is None:
+        rules = self._mine(self._by_name.get(head, ()), ctx.config, pid, ctx.get(pid))
+        if not rules:
             raise NotImplementedError(f"{self.id}: no rule named {head!r}")
+        # rules sharing a name have disjoint guards: the event came from the one that holds
+        r = rules[0] if len(rules) == 1 else next(
+            (r for r in rules if (r.args is None) == (not arg)
+             and r.holds(ctx.config, pid, ctx.get(pid))), rules[0])
         getattr(self, r.effect)(ctx, pid, arg)
 
     def message_kinds(self) -> tuple[str, ...]:
@@ -166,7 +215,8 @@ class RuleProtocol(Protocol):
         """Every rule of ``pid``; a receive rule's value here is its guard on the state alone
         (``inspect_guards`` adds whether a message it receives is deliverable)."""
         return [self._guard(r, config, pid, state, r.kind != RECEIVE
-                            and r.holds(config, pid, state), ())
+                            and r.holds(config, pid, state)
+                            and (r.args is None or bool(r.args(config, pid, state))), ())
                 for r in self._mine(self.rules, config, pid, state)]
 
     def inspect_guards(self, sim: "Simulator", pid: str) -> list[Guard]:
@@ -184,9 +234,12 @@ class RuleProtocol(Protocol):
             if r.kind == RECEIVE:
                 evs = tuple(handled.get(r.effect, ()))
             elif pid not in sim.crashed and r.holds(cfg, pid, state):
-                evs = (f"{PREFIX[r.kind]}:{pid}:{r.name}",)
+                evs = tuple(f"{PREFIX[r.kind]}:{pid}:{n}" for n, _ in r.events(cfg, pid, state))
             else:
                 evs = ()
+            if r.eager:    # never an event: it holds only inside the step that enables it
+                out.append(self._guard(r, cfg, pid, state, bool(evs), ()))
+                continue
             out.append(self._guard(r, cfg, pid, state, bool(evs), evs))
         return out
 
