@@ -248,13 +248,16 @@ def paper_entries(protocol: str) -> list[dict[str, Any]]:
                                  ("prose / intent", "intent"), ("as-printed does", "as_printed"),
                                  ("we do", "ours")) if getattr(e, f)],
                              "text": _inline(" ".join(e.text)) if e.text else None,
-                             "replay": None, "no_replay": e.no_replay}
+                             "replay": None, "no_replay": e.no_replay,
+                             "family": _inline(e.verification.family) if e.verification else ""}
         if e.replay:
             r = e.replay
             d["replay"] = {"scenario": r.scenario, "shows": r.shows, "step": r.step,
                            "printed": {"variant": r.printed.variant, "outcome": r.printed.outcome,
+                                       "claims": r.printed.claims,
                                        "link": viewer_link(r, r.printed.variant)},
                            "repair": {"variant": r.repair.variant, "outcome": r.repair.outcome,
+                                      "claims": r.repair.claims,
                                       "link": viewer_link(r, r.repair.variant)}}
         out.append(d)
     return out

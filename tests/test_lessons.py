@@ -49,6 +49,7 @@ def test_predicates_read_the_simulator() -> None:
     assert holds("messages(type=newStrongACK) == 2 and messages(type=newStrongACK, dst=R1) == 1", sim)
     assert holds("not in_cs(C1) and waiting(C1) and monitor == ok", sim)
     assert holds("sent(type=NewRequest) >= 4 and step == 10", sim)
+    assert holds("said(seekLoop) == 0 and said(newStrongACK) == 2", sim)   # the log's lines so far
     sim27 = _sim("datta-fig1", "full", trace[:27])
     assert holds("in_cs(C1) and in_cs_count == 1 and cs_entries == 1", sim27)
     assert holds("field($answer, cs) == true", sim27, answer="C1")
