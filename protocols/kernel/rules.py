@@ -14,6 +14,13 @@ Declare rules by decorating the effect methods, in the order the paper lists the
 
     @receive("Token", when=lambda cfg, pid, s, msg: s.phase == "wanting", title="enter")
     def enter(self, ctx, msg): ...
+
+A variant's departure from the base table is a rule marked ``feature="F"``: it is in force only
+when the variant switches F on (``RuleProtocol.features``), and with ``over="effect"`` it takes
+the place of that rule (same position, so the order of actions and of receive rules is kept)::
+
+    @receive("Token", feature="prose", over="enter", title="enter")
+    def enter_prose(self, ctx, msg): ...
 """
 
 from __future__ import annotations
@@ -50,6 +57,8 @@ class Rule:
     label: Text = ""               # the event's label in the browser (default: "pid name")
     progress: bool = True          # False: taking it cannot help a waiting process
     role: str = ""                 # which kind of process has it ("" = every process)
+    feature: str = ""              # in force only when the variant has this feature ("": always)
+    over: str = ""                 # with a feature: the effect of the rule it replaces
 
     def holds(self, cfg: Any, pid: str, state: Any, msg: Message | None = None) -> bool:
         if self.when is None:
@@ -63,30 +72,83 @@ class Rule:
 
 def rule(kind: str, *, when: Callable[..., bool] | None = None, name: str = "", title: str = "",
          algorithm: str | None = None, lines: Sequence[int] = (), waits: Text = "",
-         label: Text = "", progress: bool = True, role: str = "") -> Callable:
+         label: Text = "", progress: bool = True, role: str = "", feature: str = "",
+         over: str = "") -> Callable:
     """Declare the decorated method ``(self, ctx, pid, arg)`` as the effect of an action rule."""
     if kind not in (LOCAL, ENV, TIMEOUT):
         raise ValueError(f"rule kind must be LOCAL, ENV or TIMEOUT, not {kind!r}")
+    if over and not feature:
+        raise ValueError("over= replaces a rule only in the variants of a feature=")
 
     def mark(fn: Callable) -> Callable:
         n = name or fn.__name__.replace("_", "-")
         fn.__rule__ = Rule(kind, n, fn.__name__, title or n, when, "", algorithm, tuple(lines),
-                           waits, label, progress, role)
+                           waits, label, progress, role, feature, over)
         return fn
     return mark
 
 
 def receive(message: str, *, when: Callable[..., bool] | None = None, title: str = "",
             algorithm: str | None = None, lines: Sequence[int] = (), waits: Text = "",
-            role: str = "") -> Callable:
+            role: str = "", feature: str = "", over: str = "") -> Callable:
     """Declare the decorated method ``(self, ctx, msg)`` as the effect of receiving ``message``
     when ``when(cfg, pid, state, msg)`` holds (the first such rule of the kind applies)."""
+    if over and not feature:
+        raise ValueError("over= replaces a rule only in the variants of a feature=")
 
     def mark(fn: Callable) -> Callable:
         fn.__rule__ = Rule(RECEIVE, fn.__name__, fn.__name__, title or f"receive {message}",
-                           when, message, algorithm, tuple(lines), waits, "", True, role)
+                           when, message, algorithm, tuple(lines), waits, "", True, role,
+                           feature, over)
         return fn
     return mark
+
+
+@dataclass(frozen=True)
+class Table:
+    """The rules in force for one set of features (and one role): what the kernel derives from."""
+
+    rules: tuple[Rule, ...]
+    actions: tuple[Rule, ...]
+    by_name: dict[str, Rule]
+    by_message: dict[str, tuple[Rule, ...]]
+
+
+def select(rules: Sequence[Rule], features: frozenset[str], role: str | None = None) -> Table:
+    """The table of ``rules`` in force under ``features``: the base rules, each feature rule
+    added in declaration order, an ``over`` rule in the place of the one it replaces (or, when
+    that one's feature is off, of the rule that one replaces); then only those of ``role`` and
+    those with no role (``role=None``: every rule)."""
+    declared = {r.effect: r for r in rules}
+    slots: list[Rule] = []
+    where: dict[str, int] = {}
+    for r in rules:
+        if r.feature and r.feature not in features:
+            continue
+        if r.over:
+            target = r.over
+            while target not in where and target in declared and declared[target].over:
+                target = declared[target].over
+            i = where.get(target)
+            if i is None:
+                raise TypeError(f"rule {r.effect} replaces {r.over}, which is not in force "
+                                f"with {', '.join(sorted(features)) or 'no features'}")
+            slots[i] = r
+            where[r.effect] = i
+        else:
+            where[r.effect] = len(slots)
+            slots.append(r)
+    if role is not None:
+        slots = [r for r in slots if not r.role or r.role == role]
+    actions = tuple(r for r in slots if r.kind != RECEIVE)
+    by_name = {r.name: r for r in actions}
+    if len(by_name) != len(actions):
+        raise TypeError("two action rules in force share a name")
+    by_msg: dict[str, list[Rule]] = {}
+    for r in slots:
+        if r.kind == RECEIVE:
+            by_msg.setdefault(r.message, []).append(r)
+    return Table(tuple(slots), actions, by_name, {k: tuple(v) for k, v in by_msg.items()})
 
 
 class RuleProtocol(Protocol):
@@ -94,10 +156,10 @@ class RuleProtocol(Protocol):
     ``actions`` / ``on_<Kind>`` / ``guards``. ``role(config, pid, state)`` picks which rules
     apply to a process when there are several kinds of process."""
 
-    rules: tuple[Rule, ...] = ()
-    _actions: tuple[Rule, ...] = ()
-    _by_name: dict[str, Rule] = {}
+    rules: tuple[Rule, ...] = ()   # every rule declared, of every feature and role
     _by_message: dict[str, tuple[Rule, ...]] = {}
+    _tables: dict[tuple[frozenset[str], str | None], Table] = {}
+    _has_roles: bool = False
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -108,10 +170,14 @@ class RuleProtocol(Protocol):
                 if isinstance(r, Rule):
                     found[attr] = r
         cls.rules = tuple(found.values())
-        cls._actions = tuple(r for r in cls.rules if r.kind != RECEIVE)
-        cls._by_name = {r.name: r for r in cls._actions}
-        if len(cls._by_name) != len(cls._actions):
-            raise TypeError(f"{cls.__name__}: two action rules share a name")
+        cls._has_roles = any(r.role for r in cls.rules)
+        cls._tables = {}
+        variants = cls.variant_table.named.values() if cls.variant_table is not None else ()
+        for features in (frozenset(), *variants):     # every named variant's table is sound
+            try:
+                cls._tables[(features, None)] = select(cls.rules, features)
+            except TypeError as e:
+                raise TypeError(f"{cls.__name__}: {e}") from None
         by_msg: dict[str, list[Rule]] = {}
         for r in cls.rules:
             if r.kind == RECEIVE:
@@ -122,16 +188,24 @@ class RuleProtocol(Protocol):
         """Which rules apply to ``pid``: those of this role and those with no role."""
         return ""
 
-    def _mine(self, rules: Sequence[Rule], config: Any, pid: str, state: Any) -> list[Rule]:
-        if not any(r.role for r in rules):
-            return list(rules)
-        me = self.role(config, pid, state)
-        return [r for r in rules if not r.role or r.role == me]
+    def features(self, config: Any) -> frozenset[str]:
+        """The features of the variant ``config`` was built for: which ``feature=`` rules are
+        in force (default: none, the base table only)."""
+        return frozenset()
+
+    def table(self, config: Any, pid: str, state: Any) -> Table:
+        """The rules in force for ``pid``: its variant's features, its role."""
+        key = (self.features(config),
+               self.role(config, pid, state) if self._has_roles else None)
+        t = self._tables.get(key)
+        if t is None:
+            t = self._tables[key] = select(self.rules, *key)
+        return t
 
     # ---- derived behaviour ----------------------------------------------------------------
     def actions(self, config: Any, pid: str, state: Any) -> list[Action]:
         out = []
-        for r in self._mine(self._actions, config, pid, state):
+        for r in self.table(config, pid, state).actions:
             if r.holds(config, pid, state):
                 label = r.text(r.label, config, pid, state) or f"{pid} {r.name}"
                 out.append(Action(r.kind, r.name, label, r.progress, r.algorithm, r.lines))
@@ -139,7 +213,7 @@ class RuleProtocol(Protocol):
 
     def receiver(self, config: Any, state: Any, msg: Message) -> Rule | None:
         """The rule that handles ``msg`` at its destination in ``state`` (None: no rule does)."""
-        for r in self._mine(self._by_message.get(msg.kind, ()), config, msg.dst, state):
+        for r in self.table(config, msg.dst, state).by_message.get(msg.kind, ()):
             if r.holds(config, msg.dst, state, msg):
                 return r
         return None
@@ -153,7 +227,7 @@ class RuleProtocol(Protocol):
 
     def apply(self, ctx: Ctx, pid: str, name: str) -> None:
         head, _, arg = name.partition(":")
-        r = self._by_name.get(head)
+        r = self.table(ctx.config, pid, ctx.get(pid)).by_name.get(head)
         if r is None:
             raise NotImplementedError(f"{self.id}: no rule named {head!r}")
         getattr(self, r.effect)(ctx, pid, arg)
@@ -167,11 +241,11 @@ class RuleProtocol(Protocol):
         (``inspect_guards`` adds whether a message it receives is deliverable)."""
         return [self._guard(r, config, pid, state, r.kind != RECEIVE
                             and r.holds(config, pid, state), ())
-                for r in self._mine(self.rules, config, pid, state)]
+                for r in self.table(config, pid, state).rules]
 
     def inspect_guards(self, sim: "Simulator", pid: str) -> list[Guard]:
         cfg, state = sim.config, sim.proc(pid)
-        mine = self._mine(self.rules, cfg, pid, state)
+        mine = self.table(cfg, pid, state).rules
         handled: dict[str, list[str]] = {}
         if pid not in sim.crashed:
             for e in sim.enabled():
