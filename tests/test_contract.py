@@ -22,9 +22,9 @@ from protocols.scenario import gallery
 MAX_STEPS = 300
 
 
-def states(sid: str) -> Iterator[Simulator]:
+def states(sid: str, variant: str | None = None) -> Iterator[Simulator]:
     sc = gallery()[sid]
-    sim = build(sc)
+    sim = build(sc, variant)
     sched = scheduler_for(sc, sim.variant)
     while True:
         yield sim
@@ -51,9 +51,27 @@ def rule_scenarios() -> list[str]:
             if isinstance(registry.get(sc.protocol), RuleProtocol)]
 
 
+def every_variant(protocol: str) -> list[tuple[str, str]]:
+    """(scenario, variant) for each gallery scenario of ``protocol`` under each variant."""
+    return [(sid, v) for sid, sc in sorted(gallery().items()) if sc.protocol == protocol
+            for v in registry.get(protocol).variants]
+
+
 @pytest.mark.parametrize("sid", rule_scenarios())
 def test_rules_table_guards_are_exactly_the_enabled_events(sid: str) -> None:
-    for sim in states(sid):
+    exactly_the_enabled_events(sid, None)
+
+
+@pytest.mark.parametrize("sid, variant", every_variant("datta_ring"))
+def test_datta_ring_guards_are_exactly_the_enabled_events_in_every_variant(sid: str,
+                                                                          variant: str) -> None:
+    """datta_ring's variants replace rules of the printed table (prose.py, repairs.py): the
+    inspector must agree with the simulator under each of them, not only the file's own."""
+    exactly_the_enabled_events(sid, variant)
+
+
+def exactly_the_enabled_events(sid: str, variant: str | None) -> None:
+    for sim in states(sid, variant):
         enabled = [e for e in sim.enabled() if e.kind != FAULT]
         for pid in sim.pids:
             guards = guards_of(sim, pid)
