@@ -72,7 +72,7 @@ class Algorithm1:
 
     @receive("resAllowed", role=CLIENT, title="resAllowed during the critical section",
              algorithm="1", lines=(14,), when=lambda cfg, c, s, m: s.phase == "cs",
-             waits="a resAllowed while it is in its critical section")
+             waits="being in its critical section")
     def allowed_in_cs(self, ctx: Ctx, msg: Message) -> None:
         self._not_at_a_receive(ctx, msg)
 
@@ -120,6 +120,6 @@ class Algorithm1:
 
     @receive("EndACK", role=CLIENT, title="EndACK during the critical section", algorithm="1",
              lines=(14,), when=lambda cfg, c, s, m: s.phase == "cs",
-             waits="an EndACK while it is in its critical section")
+             waits="being in its critical section")
     def end_in_cs(self, ctx: Ctx, msg: Message) -> None:
         self._not_at_a_receive(ctx, msg)

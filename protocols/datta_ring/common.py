@@ -63,14 +63,14 @@ class Algorithm2:
     @receive("NewRequest", role=RESOURCE, title="¬Lock: receive NewRequest", algorithm="2",
              lines=(18, 34), when=lambda cfg, r, s, m: not s.Lock and _not_gone(cfg, r, s, m),
              waits=lambda cfg, r, s: "Lock to be released (NewRequest stays buffered)" if s.Lock
-             else "a NewRequest")
+             else "a NewRequest message")
     def new_request(self, ctx: Ctx, msg: Message) -> None:
         self._take_request(ctx, msg.dst, msg.body)
 
     @receive("NewRequest", role=RESOURCE, title="Lock: NewRequest waits in the receive buffer",
              algorithm="2", lines=(18,),
              when=lambda cfg, r, s, m: s.Lock and _not_gone(cfg, r, s, m),
-             waits="a NewRequest while Lock holds")
+             waits="an unloop holding Lock")
     def buffer_request(self, ctx: Ctx, msg: Message) -> None:
         """Line 18 receives NewRequest only while ¬Lock: until then it waits in the buffer."""
         r = msg.dst
@@ -184,7 +184,8 @@ class Algorithm2:
 
     # ---- lines 70–84 ------------------------------------------------------------------------
     @receive("Done", role=RESOURCE, algorithm="2", lines=(70, 84),
-             when=lambda cfg, r, s, m: s.head is not None)
+             when=lambda cfg, r, s, m: s.head is not None,
+             waits=lambda cfg, r, s: "a Done message" if s.head else "a non-empty Q_strong")
     def done(self, ctx: Ctx, msg: Message) -> None:
         """Pop the head; a strong one: pop Q_token too (if holding) and EndACK to the client;
         a weak one: Done to Head(Q_strong).NextResId, read after the pop (erratum D4).
@@ -221,7 +222,7 @@ class Algorithm2:
 
     @receive("Done", role=RESOURCE, title="receive Done with Q_strong = ∅", algorithm="2",
              lines=(70, 71), when=lambda cfg, r, s, m: s.head is None,
-             waits="a Done while Q_strong is empty")
+             waits="Q_strong = ∅")
     def done_empty(self, ctx: Ctx, msg: Message) -> None:
         """Line 71 reads Head(Q_strong).RqNo of an empty queue: nothing happens."""
         self._stale_done(ctx, msg)

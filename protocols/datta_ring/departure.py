@@ -57,12 +57,12 @@ class Departures:
 
     @receive("resAllowed", role=CLIENT, title="resAllowed after leaving", algorithm="1",
              lines=(13,), when=lambda cfg, c, s, m: s.phase == "gone",
-             waits="a resAllowed after it left")
+             waits="having left")
     def gone_allowed(self, ctx: Ctx, msg: Message) -> None:
         self._ignored(ctx, msg, (13,))
 
     @receive("EndACK", role=CLIENT, title="EndACK after leaving", algorithm="1", lines=(22,),
-             when=lambda cfg, c, s, m: s.phase == "gone", waits="an EndACK after it left")
+             when=lambda cfg, c, s, m: s.phase == "gone", waits="having left")
     def gone_end(self, ctx: Ctx, msg: Message) -> None:
         self._ignored(ctx, msg, (22,))
 
@@ -74,7 +74,7 @@ class Departures:
     # ---- its resources ----------------------------------------------------------------------
     @receive("NewRequest", role=RESOURCE, title="NewRequest of a departed client",
              when=lambda cfg, r, s, m: m.body[0] in s.Gone,
-             waits="a NewRequest of a departed client")
+             waits="the NewRequest's client having left")
     def gone_request(self, ctx: Ctx, msg: Message) -> None:
         r = msg.dst
         ctx.say(f"{r} drops NewRequest of {msg.body[0]}, which has left (Section IV)", r)

@@ -44,7 +44,7 @@ class Prose:
     @receive("resAllowed", feature=P, over="allowed_in_cs", role=CLIENT,
              title="resAllowed that answers no request (ignored)", algorithm="1", lines=(13,),
              when=lambda cfg, c, s, m: s.phase in ("idle", "cs", "finishing"),
-             waits="a resAllowed while it does not wait")
+             waits="not waiting for a grant")
     def allowed_unasked(self, ctx: Ctx, msg: Message) -> None:
         self._ignored(ctx, msg, (13,))
 
@@ -58,7 +58,7 @@ class Prose:
     @receive("EndACK", feature=P, over="end_in_cs", role=CLIENT,
              title="EndACK that answers no Done (ignored)", algorithm="1", lines=(22,),
              when=lambda cfg, c, s, m: s.phase in ("idle", "waiting", "cs"),
-             waits="an EndACK before its Done")
+             waits="not having sent Done")
     def end_unasked(self, ctx: Ctx, msg: Message) -> None:
         self._ignored(ctx, msg, (22,))
 

@@ -258,7 +258,8 @@ class Repairs:
         if two_strong(s) and s.Seeking == hk(s):
             self._seek_full(ctx, r, s)
 
-    @receive("UnloopDone", feature=F, role=RESOURCE, title="receive UnloopDone (M1, ours)")
+    @receive("UnloopDone", feature=F, role=RESOURCE, title="receive UnloopDone (M1, ours)",
+             waits="an UnloopDone message")
     def unloop_done(self, ctx: Ctx, msg: Message) -> None:
         """The cycle this resource found was worked on elsewhere: detect again for the same
         head, which nothing else would do (the design gap D17 of the prose variant)."""

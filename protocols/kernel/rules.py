@@ -268,5 +268,6 @@ class RuleProtocol(Protocol):
                events: tuple[str, ...]) -> Guard:
         waits = r.text(r.waits, cfg, pid, state)
         if r.kind == RECEIVE and not waits:
-            waits = f"a {r.message} to deliver"
+            # "… message": the inspector then says only that none can be delivered now
+            waits = f"a {r.message} message"
         return Guard(r.title, holds, r.algorithm, r.lines, waits, events, r.message)
