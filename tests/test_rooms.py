@@ -278,3 +278,23 @@ def test_the_join_box_sends_a_typed_code_to_its_room(live_server: str) -> None:
     with urllib.request.urlopen(f"{live_server}/r?code=%3Cb%3E", timeout=10) as resp:
         page = resp.read().decode()
     assert "is not a room code" in page and "<b>" not in page
+
+
+def test_the_teachers_speed_is_mirrored_to_the_class(live_server: str) -> None:
+    r = start_room(live_server, scenario="datta-fig3", variant="naive", schedule=[], step=0)
+    t = Member(live_server, r["code"], "teacher", r["secret"])
+    s = Member(live_server, r["code"])
+    frame(s)
+    assert room_msg(s, lambda x: x.get("speed") is not None)["speed"] == 4    # the default
+    t.cmd(op="speed", steps_per_second=50)
+    room_msg(s, lambda x: x.get("speed") == 50)
+    # a follower cannot change it, and a late joiner is told the class's speed at once
+    assert "only the teacher drives" in s.cmd(op="speed", steps_per_second=1)["message"]
+    late = Member(live_server, r["code"])
+    assert late.hello["speed"] == 50
+    assert t.cmd(op="room")["speed"] == 50
+    t.cmd(op="speed", steps_per_second=0.5)
+    for m in (s, late):
+        room_msg(m, lambda x: x.get("speed") == 0.5)
+    for m in (t, s, late):
+        m.close()

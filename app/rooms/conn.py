@@ -193,10 +193,12 @@ class RoomConnection(Connection):
             self.hub.want_key(self.code)
         if up and self.role == "student":   # a restarted Redis gets this student's answers back
             for rid, choice in self.my_answers.items():
-                self.spawn(self._store_answer(rid, choice))
+                self.spawn(self.hub.keep_trying(
+                    lambda rid=rid, choice=choice: self._store_answer(rid, choice), "an answer"))
             for eid, out in self.my_runs.items():
                 if not out.get("running"):
-                    self.spawn(self._store_run(eid, out))
+                    self.spawn(self.hub.keep_trying(
+                        lambda eid=eid, out=out: self._store_run(eid, out), "a run"))
         self.send_note(notice=self.link_note or "the room is connected again")
 
     def room_ended(self) -> None:
@@ -224,7 +226,7 @@ class RoomConnection(Connection):
             except SessionError as exc:
                 return error(rid, str(exc))
         if self.role == "student" and self.mode == "follow" and op in O.DRIVING_OPS + (
-                "inspect", "history"):
+                "inspect", "history", "effect"):
             return error(rid, "only the teacher drives this room: you are following the "
                               "class (press “explore on my own” to fork your own copy)")
         return super().answer(text)
@@ -306,9 +308,11 @@ class RoomConnection(Connection):
         schedule = cmd.schedule if cmd.schedule is not None else rec.schedule
         step = cmd.step if cmd.step is not None else (rec.step if cmd.schedule is None else None)
         self.session.load(rec.scenario, rec.variant, schedule, step)
-        if rec.sched_kind:                  # the class's scheduler goes with the copy
+        if rec.sched_kind:                  # the class's scheduler and speed go with the copy
             with contextlib.suppress(SessionError):
                 self.session.set_scheduler(rec.sched_kind, rec.sched_seed)
+        if rec.speed:
+            self.session.speed = rec.speed
         self.sessions.active += 1
         self.holds_session = True
         self.mode = "fork"
@@ -339,7 +343,10 @@ class RoomConnection(Connection):
         return self.note(reply_to=cmd.id)
 
     async def _do_run(self, exp_id: int, rec: RoomState, seed: int) -> None:
-        fresh = await self.hub.load_record(self.code) or rec
+        try:
+            fresh = await self.hub.load_record(self.code) or rec
+        except BusDown:       # the copy here will do; the outcome is stored when the bus is back
+            fresh = rec
         start = (fresh.experiment or {}).get("from_step", fresh.step)
         try:
             out = await asyncio.to_thread(rounds.experiment_run, fresh.scenario, fresh.variant,
@@ -349,6 +356,7 @@ class RoomConnection(Connection):
             self.push(error(None, f"the experiment could not run: {exc}"[:300]))
             return
         self.my_runs[exp_id] = out
+        self.send_note()
         await self._store_run(exp_id, out)
 
     async def _store_run(self, exp_id: int, out: dict[str, Any]) -> None:
@@ -380,8 +388,9 @@ class RoomConnection(Connection):
     async def _guard(self, coro: Any) -> None:
         try:
             await coro
-        except BusDown as exc:
-            self.push(error(None, f"not saved: {exc}"))
+        except BusDown as exc:         # the answer or run stays here and goes when the bus is back
+            self.push(error(None, f"not sent yet: {exc}. It is kept and sent when the room "
+                                  f"server is back"))
 
     def _chan(self) -> str:
         from .model import channel
@@ -395,6 +404,8 @@ class RoomConnection(Connection):
         if rec.sched_kind:
             with contextlib.suppress(SessionError):
                 s.set_scheduler(rec.sched_kind, rec.sched_seed)
+        if rec.speed:
+            s.speed = rec.speed
         if lr.teacher is not None:
             lr.teacher.taken_over()
         self.role = "teacher"

@@ -136,7 +136,7 @@ export function drawNodes(stage, model, ctx, hooks, handlers) {
         }
       }
       tip(g, `${n.label ?? n.id}: ${stateWord(n)}${n.token || n.holder ? ", holds the token" : ""}` +
-        (lines.length ? "\n" + lines.join("\n") : "") + "\nclick to inspect");
+        (lines.length ? "\n" + lines.join("\n") : "") + "\nclick to inspect; right-click for its faults");
     },
     (n) => JSON.stringify(n) + (ctx.selected === String(n.id) ? "*" : "") + ctx.r + ctx.dense);
 }
@@ -333,6 +333,6 @@ export function renderView(stage, model, hooks, handlers, state) {
     for (const g of stage.nodes.children) g.classList.toggle("acted", g.__key === acted);
     state.acted = acted;
   }
-  if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, ctx);
+  if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, { ...ctx, spread: !!hooks.spreadMessages });
   if (hooks.drawFront) hooks.drawFront(stage.front, model, ctx);
 }
