@@ -261,7 +261,7 @@ class RoomConnection(Connection):
             except SessionError as exc:
                 return error(rid, str(exc))
         if self.role == "student" and self.mode == "follow" and op in O.DRIVING_OPS + (
-                "inspect", "history"):
+                "inspect", "history", "effect"):
             return error(rid, "only the teacher drives this room: you are following the "
                               "class (press “explore on my own” to fork your own copy)")
         return super().answer(text)
