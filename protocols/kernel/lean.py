@@ -182,6 +182,25 @@ class LeanSimulator(Simulator):
         return tuple(Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid, a.label or a.name,
                            a.progress) for a in self.protocol.actions(self.config, pid, state))
 
+    def _lookup(self, event_id: Any) -> Event | None:
+        """``Simulator._lookup`` on the lean working attributes (no id table, no queues)."""
+        if not isinstance(event_id, str) or len(event_id) < 2:
+            return None
+        if event_id[0] == "m":
+            seq = event_id[1:]
+            if not seq.isdigit():
+                return None
+            for e in self._deliveries():
+                if e.id == event_id:
+                    return e
+            return None
+        if event_id[0] in "aet" and event_id[1] == ":":
+            i = self.index.get(event_id[2:].partition(":")[0])
+            for e in self._acts.get(i, ()) if i is not None else ():
+                if e.id == event_id:
+                    return e
+        return None
+
     def _deliverable(self) -> Iterable[Message]:
         """The deliverable messages by message number: every message in flight on unordered
         channels, each channel's oldest one on FIFO channels."""

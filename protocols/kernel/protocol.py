@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from .events import Action, Guard, Message
+from .events import Action, Guard, Message, Narration
 from .variants import Variants
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -267,6 +267,9 @@ def _receive_kind(name: str, kinds: tuple[str, ...]) -> str:
     return "*" if "receive" in words else ""    # "receive forms": any message to it
 
 
+_tuple_new = tuple.__new__
+
+
 class Ctx:
     """The effects of one step, applied by the simulator as they are recorded."""
 
@@ -304,8 +307,8 @@ class Ctx:
 
     def say(self, text: str, pid: str = "", algorithm: str | None = None,
             lines: Sequence[int] = ()) -> None:
-        from .events import Narration
-        self.narration.append(Narration(text, pid, algorithm, tuple(lines)))
+        # tuple.__new__ skips NamedTuple's Python-level constructor: one per narrated effect.
+        self.narration.append(_tuple_new(Narration, (text, pid, algorithm, tuple(lines))))
 
     def request(self, pid: str) -> None:
         """``pid`` starts waiting for its critical section (for metrics and monitors)."""

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sim import Simulator
 
 RECEIVE = "receive"
+_tuple_new = tuple.__new__
 KINDS = (LOCAL, ENV, TIMEOUT, RECEIVE)
 
 Text = str | Callable[[Any, str, Any], str]
@@ -96,6 +97,7 @@ class RuleProtocol(Protocol):
 
     rules: tuple[Rule, ...] = ()
     _actions: tuple[Rule, ...] = ()
+    _roles: bool = False
     _by_name: dict[str, Rule] = {}
     _by_message: dict[str, tuple[Rule, ...]] = {}
 
@@ -109,6 +111,7 @@ class RuleProtocol(Protocol):
                     found[attr] = r
         cls.rules = tuple(found.values())
         cls._actions = tuple(r for r in cls.rules if r.kind != RECEIVE)
+        cls._roles = any(r.role for r in cls.rules)
         cls._by_name = {r.name: r for r in cls._actions}
         if len(cls._by_name) != len(cls._actions):
             raise TypeError(f"{cls.__name__}: two action rules share a name")
@@ -130,17 +133,29 @@ class RuleProtocol(Protocol):
 
     # ---- derived behaviour ----------------------------------------------------------------
     def actions(self, config: Any, pid: str, state: Any) -> list[Action]:
+        # Runs for every process a step touched: guards and labels inlined (no _mine / holds /
+        # text calls when the table has no roles), Actions built without NamedTuple's __new__.
+        rules = self._actions if not self._roles else self._mine(self._actions, config, pid,
+                                                                  state)
         out = []
-        for r in self._mine(self._actions, config, pid, state):
-            if r.holds(config, pid, state):
-                label = r.text(r.label, config, pid, state) or f"{pid} {r.name}"
-                out.append(Action(r.kind, r.name, label, r.progress, r.algorithm, r.lines))
+        for r in rules:
+            when = r.when
+            if when is None or when(config, pid, state):
+                label = r.label
+                if callable(label):
+                    label = label(config, pid, state)
+                out.append(_tuple_new(Action, (r.kind, r.name, label or f"{pid} {r.name}",
+                                               r.progress, r.algorithm, r.lines)))
         return out
 
     def receiver(self, config: Any, state: Any, msg: Message) -> Rule | None:
         """The rule that handles ``msg`` at its destination in ``state`` (None: no rule does)."""
-        for r in self._mine(self._by_message.get(msg.kind, ()), config, msg.dst, state):
-            if r.holds(config, msg.dst, state, msg):
+        rules = self._by_message.get(msg.kind, ())
+        if self._roles:
+            rules = self._mine(rules, config, msg.dst, state)
+        for r in rules:
+            when = r.when
+            if when is None or when(config, msg.dst, state, msg):
                 return r
         return None
 

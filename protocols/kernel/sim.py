@@ -19,6 +19,9 @@ from .protocol import Ctx, Protocol
 
 _MASK = (1 << 64) - 1
 SNAPSHOT_EVERY = 256
+EVENT_CACHE = 1 << 16      # (process, action) -> Event entries kept before starting afresh
+_tuple_new = tuple.__new__
+_ACTION_KINDS = frozenset((LOCAL, ENV, TIMEOUT))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +86,7 @@ class Simulator:
         self._eager_hook = (protocol.eager if type(protocol).eager is not Protocol.eager
                             else None)
         self.monitors = Monitors(self)
+        self._event_of: dict[tuple[int, Any], Event] = {}
 
         self.trace: list[str] = []                 # event ids applied, step k applied trace[k-1]
         self.narrations: list[tuple[Narration, ...]] = []
@@ -117,10 +121,13 @@ class Simulator:
         self._phash = [hash((i, s)) for i, s in enumerate(self.procs)]
         self._proc_fp = sum(self._phash) & _MASK
         self._chan_fp: dict[tuple[str, str], int] = {}
+        self._chan_sum = 0           # sum of _chan_fp's values, kept as they change
         for c in self._chan:
             self._rehash_channel(c)
+        self._crash_h = hash(frozenset(self.crashed))
         self._enabled: list[Event] | None = None
         self._acts: dict[int, tuple[Event, ...]] = {}
+        self._act_ids: dict[str, Event] = {}   # the enabled action events by id (for step)
         self._n_progress = 0         # enabled action events with progress (see can_progress)
         self._since: dict[str, int] = {}
         for q in self._chan.values():
@@ -147,7 +154,7 @@ class Simulator:
 
     def fingerprint(self) -> int:
         """A 64-bit in-process fingerprint, maintained incrementally; ignores message numbers."""
-        return (self._proc_fp + sum(self._chan_fp.values()) + hash(frozenset(self.crashed))) & _MASK
+        return (self._proc_fp + self._chan_sum + self._crash_h) & _MASK
 
     def proc(self, pid: str) -> Any:
         return self.procs[self.index[pid]]
@@ -197,12 +204,18 @@ class Simulator:
 
     def _rehash_channel(self, c: tuple[str, str]) -> None:
         q = self._chan.get(c)
+        fps = self._chan_fp
+        before = fps.get(c, 0)
         if not q:
-            self._chan_fp.pop(c, None)
+            fps.pop(c, None)
+            h = 0
         elif self.fifo:
-            self._chan_fp[c] = hash(tuple(self.inflight[s].content() for s in q))
+            inflight = self.inflight
+            h = fps[c] = hash(tuple([inflight[s].content() for s in q]))
         else:
-            self._chan_fp[c] = sum(hash(self.inflight[s].content()) for s in q) & _MASK
+            inflight = self.inflight
+            h = fps[c] = sum([hash(inflight[s].content()) for s in q]) & _MASK
+        self._chan_sum += h - before
 
     def _msg_event(self, m: Message) -> Event:
         label = f"{self.protocol.message_label(m)} {m.src}→{m.dst}"
@@ -243,28 +256,43 @@ class Simulator:
     # ------------------------------------------------------------------ enabled events
     def _refresh(self, i: int) -> None:
         """Recompute the actions of process i (after a step touched it)."""
-        pid = self.pids[i]
-        old = self._acts.pop(i, ())
+        acts = self._acts
+        old = acts.pop(i, ())
         since = self._since
-        step = self.step_no
-        ids = []
+        pid = self.pids[i]
+        new: list[Event] = []
         if pid not in self.crashed:
-            evs = []
+            step = self.step_no
+            cache = self._event_of
             for a in self.protocol.actions(self.config, pid, self.procs[i]):
-                eid = f"{PREFIX[a.kind]}:{pid}:{a.name}"
-                evs.append(Event(eid, a.kind, pid, a.label or a.name, a.progress))
-                ids.append(eid)
+                # One Event per distinct (process, action): ids and labels are not rebuilt for
+                # an action that was enabled before (the cache is bounded, see below).
+                key = (i, a)
+                e = cache.get(key)
+                if e is None:
+                    if len(cache) >= EVENT_CACHE:
+                        cache.clear()
+                    e = cache[key] = _tuple_new(Event, (f"{PREFIX[a.kind]}:{pid}:{a.name}",
+                                                        a.kind, pid, a.label or a.name,
+                                                        a.progress, None))
+                new.append(e)
                 if a.progress:
                     self._n_progress += 1
-                if eid not in since:
-                    since[eid] = step
-            if evs:
-                self._acts[i] = tuple(evs)
-        for e in old:
-            if e.progress:
-                self._n_progress -= 1
-            if e.id not in ids:
-                since.pop(e.id, None)
+                if e.id not in since:
+                    since[e.id] = step
+            if new:
+                acts[i] = tuple(new)
+        by_id = self._act_ids
+        if old:
+            ids = [e.id for e in new]
+            for e in old:
+                if e.progress:
+                    self._n_progress -= 1
+                if e.id not in ids:
+                    since.pop(e.id, None)
+                    del by_id[e.id]
+        for e in new:
+            by_id[e.id] = e
         self._enabled = None
 
     def _refresh_all(self) -> None:
@@ -334,24 +362,16 @@ class Simulator:
     def _lookup(self, event_id: Any) -> Event | None:
         """The enabled delivery or action with this id, found without listing ``enabled()``
         (None: not one of those, or not enabled; ``event`` then looks further)."""
-        if not isinstance(event_id, str) or len(event_id) < 2:
-            return None
-        head = event_id[0]
-        if head == "m":
-            seq = event_id[1:]
-            if not seq.isdigit():
-                return None
-            e = self._msg_events.get(int(seq))
-            if e is None or (self.fifo and self._chan[(e.msg.src, e.msg.dst)][0] != e.msg.seq):
-                return None
+        e = self._act_ids.get(event_id) if isinstance(event_id, str) else None
+        if e is not None or not isinstance(event_id, str) or event_id[:1] != "m":
             return e
-        if head in "aet" and event_id[1] == ":":
-            pid = event_id[2:].partition(":")[0]
-            i = self.index.get(pid)
-            for e in self._acts.get(i, ()) if i is not None else ():
-                if e.id == event_id:
-                    return e
-        return None
+        seq = event_id[1:]
+        if not seq.isdigit():
+            return None
+        e = self._msg_events.get(int(seq))
+        if e is None or (self.fifo and self._chan[(e.msg.src, e.msg.dst)][0] != e.msg.seq):
+            return None
+        return e
 
     def _not_enabled(self, event_id: Any) -> str:
         ids = self.enabled_ids()
@@ -412,10 +432,10 @@ class Simulator:
                 self.protocol.deliver(ctx, m)
                 if self._eager_hook is not None:
                     self._settle(ctx)
-        elif kind in (LOCAL, ENV, TIMEOUT):
-            name = ev.id.split(":", 2)[2]
-            self._since.pop(ev.id, None)    # taken: if it stays enabled, it is enabled anew
-            self.protocol.apply(ctx, ev.pid, name)
+        elif kind in _ACTION_KINDS:
+            eid = ev.id
+            self._since.pop(eid, None)    # taken: if it stays enabled, it is enabled anew
+            self.protocol.apply(ctx, ev.pid, eid[len(ev.pid) + 3:])
             if self._eager_hook is not None:
                 self._settle(ctx)
         else:
@@ -456,6 +476,7 @@ class Simulator:
                 ctx.say(f"fault: {m.kind} {m.src}→{m.dst} ({m.id}) is duplicated as {c.id}", m.dst)
         elif kind == "crash":
             self.crashed.add(target)
+            self._crash_h = hash(frozenset(self.crashed))
             self._touched.add(self.index[target])
             self.waiting.pop(target, None)
             ctx.say(f"fault: {target} crashes and stops", target)
