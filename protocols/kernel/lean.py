@@ -59,11 +59,13 @@ class LeanSimulator(Simulator):
         configuration (and whatever a protocol attached to it), with monitors of its own."""
         lean = cls.__new__(cls)
         skip = set(WORKING) | {"monitors", "trace", "narrations", "_snapshots", "_chan",
-                               "_msg_events", "_phash", "_proc_fp", "_chan_fp", "_since"}
+                               "_msg_events", "_phash", "_proc_fp", "_chan_fp", "_since",
+                               "_ctx", "_event_of", "_act_ids", "_chan_sum", "_crash_h"}
         for name, value in vars(sim).items():
             if name not in skip:
                 setattr(lean, name, value)
         lean.monitors = Monitors(lean)
+        lean._ctx = _QuietCtx(lean)
         lean.trace, lean.narrations, lean._snapshots = [], [], {}
         lean.touched = ()
         # Every distinct process state met gets the next number (see ``_refresh``); the explorer
@@ -231,7 +233,7 @@ class LeanSimulator(Simulator):
     # ------------------------------------------------------------------ stepping
     def _apply(self, ev: Event) -> tuple:
         """``Simulator._apply`` without narration, metrics and ``_since``."""
-        ctx = _QuietCtx(self)
+        ctx = self._ctx
         self.step_no += 1
         kind = ev.kind
         if kind == DELIVER:

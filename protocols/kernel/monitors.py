@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sim import Simulator
 
 LIVELOCK_WINDOW = 200_000   # states remembered since the last critical-section entry
+_MASK = (1 << 64) - 1
 
 
 @dataclass
@@ -155,11 +156,13 @@ class Monitors:
             for text in sorted(bad - self._bad):
                 self.violation(text)
             self._bad = bad
-        if not sim.has_unfinished():
+        # The cheap answers first (someone waits; some progress action is enabled) without a
+        # call: this runs after every step.
+        if not sim.waiting and not sim.has_unfinished():
             self._deadlocked = False
             self._seen.clear()
             return
-        stuck = not sim.can_progress()
+        stuck = not sim._n_progress and not sim.can_progress()
         if stuck and not self._deadlocked:
             cycle = self.wait_cycle()
             text = "deadlock: " + _who(sim.unfinished(), sim.waiting) + " and nothing can move"
@@ -169,8 +172,9 @@ class Monitors:
         self._deadlocked = stuck
         if stuck:
             return
-        fp = sim.fingerprint()
-        t0 = self._seen.get(fp)
+        fp = (sim._proc_fp + sim._chan_sum + sim._crash_h) & _MASK     # sim.fingerprint()
+        seen = self._seen
+        t0 = seen.get(fp)
         starved = t0 is not None and self._bypass and sorted(
             p for p, w in sim.waiting.items() if w[0] <= t0)
         if t0 is not None and (starved or not self._bypass) \
@@ -186,9 +190,9 @@ class Monitors:
                         f"{_who(sim.unfinished(), sim.waiting, plural=True)} and nobody entered a "
                         "critical section")
             self.findings[(step, "livelock")] = Finding(step, "livelock", text, period=period)
-        if len(self._seen) >= LIVELOCK_WINDOW:
-            self._seen.clear()
-        self._seen[fp] = step
+        if len(seen) >= LIVELOCK_WINDOW:
+            seen.clear()
+        seen[fp] = step
 
     def _repeats(self, t0: int) -> bool:
         """Confirm exactly that the state of step t0 equals the current one: the fingerprint is

@@ -87,6 +87,7 @@ class Simulator:
                             else None)
         self.monitors = Monitors(self)
         self._event_of: dict[tuple[int, Any], Event] = {}
+        self._ctx = Ctx(self)            # one per simulator: a step only resets its narration
 
         self.trace: list[str] = []                 # event ids applied, step k applied trace[k-1]
         self.narrations: list[tuple[Narration, ...]] = []
@@ -171,18 +172,22 @@ class Simulator:
     def _send(self, src: str, dst: str, kind: str, body: Any = None) -> Message:
         if dst not in self.index:
             raise SimError(f"message {kind} sent to unknown process {dst!r}")
-        m = Message(self.next_seq, src, dst, kind, body)
-        self.next_seq += 1
-        self.inflight[m.seq] = m
+        seq = self.next_seq
+        m = _tuple_new(Message, (seq, src, dst, kind, body))
+        self.next_seq = seq + 1
+        self.inflight[seq] = m
         c = (src, dst)
         q = self._chan.get(c)
         if q is None:
             q = self._chan[c] = deque()
+        mid = f"m{seq}"
         if not q or not self.fifo:          # enabled from now on
-            self._since[m.id] = self.step_no
-        q.append(m.seq)
+            self._since[mid] = self.step_no
+        q.append(seq)
         self._rehash_channel(c)
-        self._msg_events[m.seq] = self._msg_event(m)
+        proto = self.protocol
+        self._msg_events[seq] = _tuple_new(Event, (
+            mid, DELIVER, dst, f"{proto.message_label(m)} {src}→{dst}", proto.is_progress(m), m))
         self.monitors.on_send(m)
         return m
 
@@ -211,10 +216,10 @@ class Simulator:
             h = 0
         elif self.fifo:
             inflight = self.inflight
-            h = fps[c] = hash(tuple([inflight[s].content() for s in q]))
+            h = fps[c] = hash(tuple([inflight[s][1:] for s in q]))     # [1:]: content()
         else:
             inflight = self.inflight
-            h = fps[c] = sum([hash(inflight[s].content()) for s in q]) & _MASK
+            h = fps[c] = sum([hash(inflight[s][1:]) for s in q]) & _MASK
         self._chan_sum += h - before
 
     def _msg_event(self, m: Message) -> Event:
@@ -226,7 +231,8 @@ class Simulator:
             self.waiting[pid] = (self.step_no, self.monitors.cs_entries)
             self.monitors.on_request(pid)
 
-    def _enter_cs(self, pid: str, resources: tuple[str, ...]) -> None:
+    def _enter_cs(self, pid: str, resources: Iterable[str] = ()) -> None:
+        resources = tuple(resources)
         again = pid in self.cs
         served = self.waiting.pop(pid, None)
         self.cs[pid] = resources
@@ -419,7 +425,8 @@ class Simulator:
         return out
 
     def _apply(self, ev: Event) -> tuple[Narration, ...]:
-        ctx = Ctx(self)
+        ctx = self._ctx
+        ctx.narration = narration = []
         self.step_no += 1
         kind = ev.kind
         if kind == DELIVER:
@@ -445,7 +452,7 @@ class Simulator:
         self._touched.clear()
         self._enabled = None
         self.monitors.after_step(ev)
-        return tuple(ctx.narration)
+        return tuple(narration)
 
     def _settle(self, ctx: Ctx) -> None:
         """Apply the protocol's eager actions (``Protocol.eager``) of the processes this step
