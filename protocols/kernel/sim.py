@@ -308,23 +308,40 @@ class Simulator:
     def enabled(self) -> list[Event]:
         """The events that may happen now, in a stable order: deliveries by message number,
         then each process's actions in process order, then faults the scenario allows."""
-        if self._enabled is not None:
-            return self._enabled
+        evs = self._enabled
+        if evs is not None:
+            return evs
         evs = self._deliveries()
-        for i in sorted(self._acts):
-            evs.extend(self._acts[i])
-        f = self.faults
-        if f is not None and getattr(f, "any", False):
+        acts = self._acts
+        if len(acts) == 1:
+            evs.extend(*acts.values())
+        elif acts:
+            for i in sorted(acts):
+                evs.extend(acts[i])
+        if self._faulty:
             evs.extend(self._fault_events(evs))
         self._enabled = evs
         return evs
 
+    @property
+    def faults(self) -> Any:
+        """The faults the scenario allows (``Faults``), or None."""
+        return self._faults
+
+    @faults.setter
+    def faults(self, f: Any) -> None:
+        self._faults = f
+        self._faulty = bool(f is not None and getattr(f, "any", False))   # read per enabled()
+
     def _deliveries(self) -> list[Event]:
         """The deliverable messages' events, by message number (only channel heads if FIFO)."""
+        events = self._msg_events
         if self.fifo:
-            heads = sorted(q[0] for q in self._chan.values())
-            return [self._msg_events[s] for s in heads]
-        return list(self._msg_events.values())
+            heads = [q[0] for q in self._chan.values()]
+            if len(heads) > 1:
+                heads.sort()
+            return [events[s] for s in heads]
+        return list(events.values())
 
     def enabled_ids(self) -> list[str]:
         return [e.id for e in self.enabled()]
