@@ -192,17 +192,18 @@ class Simulator:
         return m
 
     def _remove_message(self, m: Message) -> None:
-        del self.inflight[m.seq]
-        del self._msg_events[m.seq]
-        self._since.pop(m.id, None)
+        seq = m.seq
+        del self.inflight[seq]
+        del self._msg_events[seq]
+        self._since.pop(f"m{seq}", None)
         c = (m.src, m.dst)
         q = self._chan[c]
-        if q[0] == m.seq:
+        if q[0] == seq:
             q.popleft()
             if q and self.fifo:             # the next message becomes deliverable
                 self._since[f"m{q[0]}"] = self.step_no
         else:
-            q.remove(m.seq)
+            q.remove(seq)
         if not q:
             del self._chan[c]
         self._rehash_channel(c)
@@ -216,7 +217,10 @@ class Simulator:
             h = 0
         elif self.fifo:
             inflight = self.inflight
-            h = fps[c] = hash(tuple([inflight[s][1:] for s in q]))     # [1:]: content()
+            if len(q) == 1:                 # the usual case: no list to build
+                h = fps[c] = hash((inflight[q[0]][1:],))                 # [1:]: content()
+            else:
+                h = fps[c] = hash(tuple([inflight[s][1:] for s in q]))
         else:
             inflight = self.inflight
             h = fps[c] = sum([hash(inflight[s][1:]) for s in q]) & _MASK
@@ -427,18 +431,24 @@ class Simulator:
     # ------------------------------------------------------------------ stepping
     def step(self, event_id: str) -> tuple[Narration, ...]:
         """Apply exactly the event ``event_id``; a bad id raises SimError and changes nothing."""
-        ev = self.event(event_id)
+        ev = self._act_ids.get(event_id) if type(event_id) is str else None
+        if ev is None:
+            ev = self.event(event_id)
         k = self.step_no
-        if k < len(self.trace) and self.trace[k] != event_id:
+        trace = self.trace
+        n = len(trace)
+        if k < n and trace[k] != event_id:
             self._truncate(k)
+            n = len(trace)
         out = self._apply(ev)
-        if k == len(self.trace):
-            self.trace.append(event_id)
+        if k == n:
+            trace.append(event_id)
             self.narrations.append(out)
         else:
             self.narrations[k] = out
-        if self.step_no % self.snapshot_every == 0 and self.step_no not in self._snapshots:
-            self._snapshots[self.step_no] = self._snapshot()
+        k += 1
+        if not k % self.snapshot_every and k not in self._snapshots:
+            self._snapshots[k] = self._snapshot()
         return out
 
     def _apply(self, ev: Event) -> tuple[Narration, ...]:
