@@ -104,6 +104,9 @@ def test_scenario_steps_delivers_goes_back_and_scrubs(page: Any, live_server: st
     if s["deliverable"]:
         mid = s["deliverable"][0]
         page.click(f'#view .msg.deliverable[data-id="{mid}"] .msg-shape')
+        # where the scenario allows faults the click opens deliver / drop / duplicate
+        if page.is_visible("#fault-menu"):
+            page.click(f'#fault-menu .fm-item.deliver[data-event="{mid}"]')
     else:
         mid = s["enabled"][0]
         page.click(f'#events button[data-event="{mid}"]')
