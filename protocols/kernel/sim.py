@@ -278,13 +278,17 @@ class Simulator:
                 # One Event per distinct (process, action): ids and labels are not rebuilt for
                 # an action that was enabled before (the cache is bounded, see below).
                 key = (i, a)
-                e = cache.get(key)
+                try:
+                    e = cache.get(key)
+                except TypeError:           # an Action with a list in it: not cacheable
+                    e = key = None
                 if e is None:
                     if len(cache) >= EVENT_CACHE:
                         cache.clear()
-                    e = cache[key] = _tuple_new(Event, (f"{PREFIX[a.kind]}:{pid}:{a.name}",
-                                                        a.kind, pid, a.label or a.name,
-                                                        a.progress, None))
+                    e = _tuple_new(Event, (f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
+                                           a.label or a.name, a.progress, None))
+                    if key is not None:
+                        cache[key] = e
                 new.append(e)
                 if a.progress:
                     self._n_progress += 1
