@@ -185,6 +185,11 @@ export function startRoom(ctx) {
     if (info.chapter !== null && info.chapter !== undefined) {
       modeText.textContent += ` · chapter ${info.chapter + 1}${info.chapter_title ? `: ${info.chapter_title}` : ""}`;
     }
+    // the teacher's play speed on every follower's slider (and on the teacher's after a reload)
+    if (info.speed && act.showSpeed && (following() || (state.role === "teacher" && !state.speedShown))) {
+      act.showSpeed(info.speed);
+      state.speedShown = true;
+    }
     document.body.dataset.roomChapter = info.chapter ?? "";
     document.body.classList.toggle("room-lesson", (info.chapters || 0) > 0);
     if (following() && info.selected !== undefined && ui.selected !== info.selected) {
