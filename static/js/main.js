@@ -251,7 +251,11 @@ function placeNodes(msg) {
   const place = hooks.relayout(model.view);
   if (!place) return;
   if (msg.view) for (const n of model.view.nodes.values()) place(n);
-  else for (const n of (msg.view_patch && msg.view_patch.nodes) || []) place(model.view.nodes.get(String(n.id)));
+  else if (msg.view_patch) {
+    const ids = ((msg.view_patch.nodes) || []).map((n) => String(n.id));
+    for (const byId of Object.values(msg.view_patch.node_fields || {})) ids.push(...Object.keys(byId));
+    for (const id of new Set(ids)) place(model.view.nodes.get(id));
+  }
 }
 
 function handleFrame(msg) {
