@@ -1,0 +1,45 @@
+"""The inspector of the two protocols turned into rules tables (issue 16), in a real browser: what
+it ticks is exactly what the events panel offers for that process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_browser import open_viewer, wait_step
+
+
+def _inspect(page: Any, pid: str) -> tuple[list[str], list[str]]:
+    """(ticked guard names, the event ids they list) of ``pid`` in the inspector."""
+    # the click goes to the node itself (a message drawn over it may cover its centre)
+    page.locator(f'#view .layer.nodes > g[data-id="{pid}"]').dispatch_event("click")
+    page.wait_for_function("p => document.querySelector('#inspector h2')?.textContent"
+                           ".startsWith(p)", arg=pid)
+    page.wait_for_selector("#inspector .guard")
+    ticked = page.eval_on_selector_all("#inspector .guard.holds .gname",
+                                       "els => els.map(e => e.textContent)")
+    events = page.eval_on_selector_all("#inspector .guard.holds .gdeliver",
+                                       "els => els.map(e => e.textContent.trim())")
+    return ticked, events
+
+
+@pytest.mark.parametrize("sid, steps, pids", [("kout-fig3", 8, ("r", "a", "b")),
+                                              ("game-conflict", 12, ("T1", "P1", "A1"))])
+def test_the_inspector_ticks_exactly_the_events_of_the_process(
+        page: Any, live_server: str, screenshots: Path, sid: str, steps: int,
+        pids: tuple[str, ...]) -> None:
+    open_viewer(page, live_server, f"/sim/{sid}")
+    page.keyboard.press("Home")
+    wait_step(page, 0)
+    for k in range(1, steps + 1):
+        page.keyboard.press("ArrowRight")
+        wait_step(page, k)
+    enabled = page.evaluate("() => window.allocscope.model.enabled.filter(e => e.kind !== 'fault').map(e => [e.id, e.proc])")
+    for pid in pids:
+        ticked, events = _inspect(page, pid)
+        mine = sorted(i for i, p in enabled if p == pid)
+        assert sorted(events) == mine, (sid, pid, ticked, events, mine)
+        assert bool(ticked) == bool(mine), (sid, pid, ticked, mine)
+    page.screenshot(path=str(screenshots / f"{sid}-rules-inspector.png"))
