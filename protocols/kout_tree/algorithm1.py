@@ -14,7 +14,16 @@ from dataclasses import replace
 
 from ..kernel import TIMEOUT, Ctx, Message
 from ..kernel.rules import receive, rule
-from .algorithm2 import CONTROLLER, PRIO, PUSHER, _pushed, _pushed_waits
+from .algorithm2 import (
+    CONTROLLER,
+    PRIO,
+    PROSE,
+    PUSHER,
+    _pushed,
+    _pushed_prose,
+    _pushed_prose_waits,
+    _pushed_waits,
+)
 from .config import Config
 from .interface import channel, keep_waits, release_all, send_rest, tail, take_waits, unsatisfied
 from .state import CTRL, PRIOT, PUSHT, REST, Ctrl, Proc, count, ctrl_label, rset_add
@@ -88,6 +97,13 @@ class Root:
                 f"{'s' if n != 1 else ''}", pid, algorithm=ALG, lines=(21, 29))
         self._root_pass_pusht(ctx, cfg, pid, channel(cfg, pid, msg), s)
 
+    @receive(PUSHT, title="release RSet on PushT (no PrioT), pass it on", algorithm=ALG,
+             lines=(21, 34), role=ROLE, only=PUSHER, feature=PROSE,
+             over="root_release_on_pusht", when=_pushed_prose, waits=_pushed_prose_waits)
+    def root_release_on_pusht_prose(self, ctx: Ctx, msg: Message) -> None:
+        """prose-guards (erratum K1): lines 21–22 read ``Prio = ⊥``, as the prose means."""
+        self.root_release_on_pusht(ctx, msg)
+
     @receive(PUSHT, title="pass the PushT on to q + 1", algorithm=ALG, lines=(31, 34),
              role=ROLE, only=PUSHER, waits="a PushT that releases nothing")
     def root_pass_pusht(self, ctx: Ctx, msg: Message) -> None:
@@ -121,7 +137,7 @@ class Root:
         tail(ctx, cfg, pid)
 
     @receive(PRIOT, title="pass a second PrioT on", algorithm=ALG, lines=(39, 40), role=ROLE,
-             only=lambda cfg: cfg.feat.prio and cfg.feat.printed,
+             only=PRIO,
              waits="a PrioT while it holds one")
     def root_pass_priot(self, ctx: Ctx, msg: Message) -> None:
         """As printed: line 40 sends it on and counts nothing (erratum K9)."""
@@ -134,7 +150,7 @@ class Root:
         tail(ctx, cfg, pid)
 
     @receive(PRIOT, title="pass a second PrioT on (counted in SPrio)", algorithm=ALG,
-             lines=(39, 40), role=ROLE, only=lambda cfg: cfg.feat.prio and not cfg.feat.printed,
+             lines=(39, 40), role=ROLE, only=PRIO, feature=PROSE, over="root_pass_priot",
              waits="a PrioT while it holds one")
     def root_pass_priot_counted(self, ctx: Ctx, msg: Message) -> None:
         """prose-guards (erratum K9): a second priority token forwarded from the last channel
@@ -153,7 +169,7 @@ class Root:
 
     # ---- lines 43–73: the controller ------------------------------------------------------------
     @receive(CTRL, title="accept ctrl from Succ with C = myC", algorithm=ALG, lines=(44, 71),
-             role=ROLE, only=lambda cfg: cfg.feat.controller and cfg.feat.printed,
+             role=ROLE, only=CONTROLLER,
              when=_valid_ctrl, waits=_valid_ctrl_waits)
     def root_accept_ctrl(self, ctx: Ctx, msg: Message) -> None:
         """As printed, with the nesting the prose gives (docs/protocols/kout_tree.md): Succ ←
@@ -173,7 +189,7 @@ class Root:
 
     @receive(CTRL, title="accept ctrl from Succ with C = myC (count, then judge)",
              algorithm=ALG, lines=(44, 71), role=ROLE,
-             only=lambda cfg: cfg.feat.controller and not cfg.feat.printed,
+             only=CONTROLLER, feature=PROSE, over="root_accept_ctrl",
              when=_valid_ctrl, waits=_valid_ctrl_waits)
     def root_accept_ctrl_counted(self, ctx: Ctx, msg: Message) -> None:
         """prose-guards, from the prose (erratum K8): a valid controller first

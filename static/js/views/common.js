@@ -157,7 +157,11 @@ export function drawQueues(stage, model, ctx, hooks) {
     const a = hooks.queueAnchor ? hooks.queueAnchor(n, idx, ctx) : defaultAnchor(n, idx, ctx);
     items.push({ q, n, idx, a });
   }
-  if (hooks.queueColumn && hooks.queueColumn(model.view)) columnAnchors(items, nodes, ctx);
+  if (hooks.queueColumn && hooks.queueColumn(model.view)) {
+    // on a phone there is no room beside the ring: the inspector lists the queues instead
+    if ((ctx.W || 900) < 600) items.length = 0;
+    else columnAnchors(items, nodes, ctx);
+  }
   keyed(stage.queues, items, (it) => `${it.q.node}|${it.q.name}`,
     () => el("g", { class: "queue" }),
     (g, it) => {
@@ -306,7 +310,7 @@ function fitViewBox(stage, model, ctx, hooks) {
     const padTop = ctx.r + 30 * k, padBottom = ctx.r + (22 + 15 * (lines + 1)) * k;
     let x1 = Math.max(...xs) + padX;
     const y0 = Math.min(...ys) - padTop, y1 = Math.max(...ys) + padBottom;
-    if (hooks.queueColumn && hooks.queueColumn(model.view)) {   // room for the queue table
+    if (hooks.queueColumn && hooks.queueColumn(model.view) && W >= 600) {   // room for the queue table
       const rows = Array.from(model.view.queues.values()).filter((q) => (q.items || []).length).length;
       const kq = k * (ctx.qf || 1);
       x1 = Math.max(...xs) + ctx.r + (30 + COL_W * tableShape(rows, H, ctx.qf || 1).cols) * kq;
@@ -318,6 +322,7 @@ function fitViewBox(stage, model, ctx, hooks) {
   attr(stage.svg, "viewBox", box.map((v) => v.toFixed(0)).join(" "));
   stage.k = k;
   stage.H = H;
+  stage.W = W;
   // the top of what is shown (the box is centred when the view is wider than it needs)
   stage.top = box[1] - Math.max(0, (H * k - box[3]) / 2);
   // Nodes closer than ~95 screen pixels have no room for detail lines (tooltips and the
@@ -354,6 +359,7 @@ export function renderView(stage, model, hooks, handlers, state) {
   ctx.msgSize = Math.max(ctx.msgSize, n <= 16 && stage.k ? 8 * stage.k : 0);
   ctx.k = stage.k || 1;
   ctx.H = stage.H;
+  ctx.W = stage.W;
   ctx.top = stage.top;
   ctx.dense = !!stage.dense;
   // Node labels fit inside their node: at most 15 px, less on a crowded ring.
