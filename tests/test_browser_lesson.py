@@ -270,13 +270,7 @@ OVERLAPS_JS = """() => {
 }"""
 
 
-CROWDED = pytest.mark.xfail(strict=True, reason="datta-stress (8 resources, 30 clients): queue "
-                            "rows of up to 8 chips still cross neighbouring resources' labels; "
-                            "the queues need a place outside the ring (issue 17 item 3, open)")
-
-
-@pytest.mark.parametrize("sid", [pytest.param(s, marks=CROWDED) if s == "datta-stress" else s
-                                 for s in SCENARIOS])
+@pytest.mark.parametrize("sid", SCENARIOS)
 def test_no_label_overlaps_at_the_figure_moment_and_five_other_steps(page: Any, live_server: str,
                                                                      sid: str) -> None:
     page.set_viewport_size({"width": 1280, "height": 800})

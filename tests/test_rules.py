@@ -109,3 +109,13 @@ def test_a_false_family_waits_and_a_crashed_process_holds_nothing() -> None:
     assert g["go"]["holds"] and g["go"]["events"] == ["e:c2:go"]
     sim.crashed.add("c2")
     assert not any(x["holds"] for x in guards(sim, "c2").values())
+
+
+def test_two_rules_of_one_role_cannot_share_an_event_name() -> None:
+    with pytest.raises(TypeError, match="share a role"):
+        class Clash(RuleProtocol):
+            @rule(ENV, name="go", role="clerk")
+            def a(self, ctx: Ctx, pid: str, _arg: str) -> None: ...
+
+            @rule(ENV, name="go", role=("boss", "clerk"))
+            def b(self, ctx: Ctx, pid: str, _arg: str) -> None: ...

@@ -231,9 +231,11 @@ class Hub:
             for c in waiting:
                 c.room_ended()
             return
+        from .. import offload
         from .conn import local_key_frame
         try:
-            text = await asyncio.to_thread(local_key_frame, rec)
+            text = await offload.run(self.settings, "rebuilding the room's state",
+                                     local_key_frame, rec)
         except Exception:    # noqa: BLE001 - a room whose state no longer loads
             log.exception("rooms: cannot rebuild room %s", code)
             return

@@ -22,6 +22,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
+from .. import offload
 from ..frames import FrameBuilder, encode
 from ..session import SessionError
 from . import rounds
@@ -201,14 +202,15 @@ class TeacherLink:
             if f is not None and f.get("branch") is not None:
                 self.record.branch = f["branch"]
             self.last_pub = time.monotonic()
+            # read the session before the first await: a load may begin in a worker thread then
+            self._sync_record()
+            self._settle()
             try:
                 for text in texts:
                     await self.hub.bus.publish(self._chan(), text)
             except BusDown:
                 self.force_key = True
                 raise
-            self._sync_record()
-            self._settle()
         if self.results_dirty:
             self.results_dirty = False
             try:
@@ -314,13 +316,15 @@ class TeacherLink:
         return base, own
 
     # ------------------------------------------------------------------ teacher ops
-    def ask(self, op: Any) -> None:
+    async def ask(self, op: Any) -> None:
         rec = self.record
         if op.kind == "lesson":
             if rec.lesson is None or rec.chapter is None:
                 raise SessionError("this room follows no lesson chapter: nothing to ask from it")
-            rnd = rounds.lesson_round(self.conn.session, rec.rounds_made + 1, rec.lesson,
-                                      rec.chapter)
+            labels, step = rounds.where_now(self.conn.session)
+            rnd = await offload.run(self.conn.limits, "preparing the chapter's question",
+                                    rounds.lesson_round, labels, step, rec.rounds_made + 1,
+                                    rec.lesson, rec.chapter)
         else:
             opts = [o.model_dump() for o in op.options] if op.options else None
             rnd = rounds.open_round(self.conn.session, rec.rounds_made + 1, op.kind, op.question,
@@ -359,23 +363,39 @@ class TeacherLink:
         self.record.selected = proc
         self.touch_meta()
 
-    def chapter(self, lesson: str | None, chapter: int | None, title: str) -> None:
+    async def chapter(self, lesson: str | None, chapter: int | None, title: str) -> None:
         """Show a lesson chapter. For a lesson in protocols/lessons the chapter's state is loaded
         into the teacher's session (the class follows it) and its words go to the class; for
-        any other player the call only records the chapter and its title (the documented hook)."""
+        any other player the call only records the chapter and its title (the documented hook).
+        Reading the lessons, the load and its full frame run off the event loop on the work
+        budget (app/offload.py), so a big chapter cannot stall the other rooms."""
         rec = self.record
         lid = lesson or rec.lesson
         text, cite, count = [], "", rec.chapters
-        if lid is not None and chapter is not None and _known_lesson(lid):
-            info = rounds.lesson_chapter(lid, chapter)
-            conn = self.conn
+        conn = self.conn
+        if lid is not None and chapter is not None and await offload.run(
+                conn.limits, "reading the lessons", _known_lesson, lid):
             conn.stop_play()
-            conn.session.load(info["scenario"], info["variant"], info["timeline"], info["step"])
-            conn.push(conn.frames.full(conn.session, None, load=True))
+            conn.loading = True       # the publisher leaves the session alone meanwhile
+            try:
+                info, frame = await offload.run(conn.limits, "loading this chapter",
+                                                self._chapter_off, lid, chapter)
+            finally:
+                conn.loading = False
+            conn.push(frame)
             title, text, cite, count = info["title"], info["text"], info["cite"], info["chapters"]
         rec.lesson, rec.chapter, rec.chapter_title = lid, chapter, title
         rec.chapter_text, rec.chapter_cite, rec.chapters = text, cite, count
         self.touch_meta()
+
+
+    def _chapter_off(self, lid: str, chapter: int) -> tuple[dict[str, Any], str]:
+        """In a worker thread: the chapter's state into the teacher's session, and its full
+        frame, encoded."""
+        info = rounds.lesson_chapter(lid, chapter)
+        conn = self.conn
+        conn.session.load(info["scenario"], info["variant"], info["timeline"], info["step"])
+        return info, conn.encoded(conn.frames.full(conn.session, None, load=True), None)
 
 
 def public_meta(rec: RoomState, students: int, teacher: bool) -> dict[str, Any]:

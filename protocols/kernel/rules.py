@@ -19,8 +19,9 @@ Three options serve protocols with many similar actions: ``args`` makes one rule
 family of events ``name:arg`` (one per argument it lists, e.g. a form to each pool), ``eager``
 marks a rule the kernel applies at once at the end of the step that enables it
 (``Protocol.eager``) instead of offering it as an event, and ``only`` leaves a rule out of the
-configurations (variants) that have no such mechanism. Several action rules may share a name
-(one per role, or with disjoint guards): the event applies the one whose guard holds.
+configurations (variants) that have no such mechanism. Action rules of different roles may
+share an event name (kout_tree's ``EnterCS`` is Algorithm 1's at the root, Algorithm 2's
+elsewhere); within one role names are unique.
 
 A variant's departure from the base table may also be a rule marked ``feature="F"``: it is in
 force only when the variant switches F on (``RuleProtocol.features``), and with ``over="effect"``
@@ -174,6 +175,13 @@ def _index(slots: Sequence[Rule]) -> Table:
     by_name: dict[str, list[Rule]] = {}
     for r in actions:
         by_name.setdefault(r.name, []).append(r)
+    for n, rs in by_name.items():     # a shared name: one rule per role
+        seen: set[str] = set()
+        for r in rs if len(rs) > 1 else ():
+            roles = set(r.role) if isinstance(r.role, tuple) else {r.role}
+            if "" in roles or roles & seen:
+                raise TypeError(f"two action rules named {n!r} share a role")
+            seen |= roles
     by_msg: dict[str, list[Rule]] = {}
     for r in slots:
         if r.kind == RECEIVE:
@@ -302,11 +310,7 @@ class RuleProtocol(Protocol):
             self.table(ctx.config).by_name.get(head, ()), ctx.config, pid, ctx.get(pid)))
         if not rules:
             raise NotImplementedError(f"{self.id}: no rule named {head!r}")
-        # rules sharing a name have disjoint guards: the event came from the one that holds
-        r = rules[0] if len(rules) == 1 else next(
-            (r for r in rules if (r.args is None) == (not arg)
-             and r.holds(ctx.config, pid, ctx.get(pid))), rules[0])
-        getattr(self, r.effect)(ctx, pid, arg)
+        getattr(self, rules[0].effect)(ctx, pid, arg)    # names are unique within a role
 
     def message_kinds(self) -> tuple[str, ...]:
         return tuple(self._by_message)

@@ -14,7 +14,16 @@ from dataclasses import replace
 
 from ..kernel import TIMEOUT, Ctx, Message
 from ..kernel.rules import receive, rule
-from .algorithm2 import CONTROLLER, PRIO, PUSHER, _pushed, _pushed_waits
+from .algorithm2 import (
+    CONTROLLER,
+    PRIO,
+    PROSE,
+    PUSHER,
+    _pushed,
+    _pushed_prose,
+    _pushed_prose_waits,
+    _pushed_waits,
+)
 from .config import Config
 from .interface import channel, keep_waits, release_all, send_rest, tail, take_waits, unsatisfied
 from .state import CTRL, PRIOT, PUSHT, REST, Ctrl, Proc, count, ctrl_label, rset_add
@@ -25,6 +34,15 @@ ROLE = "root"
 
 def _resetting(cfg: Config, pid: str, s: Proc, _msg: Message | None = None) -> bool:
     return s.Reset
+
+
+def _valid_ctrl(cfg: Config, pid: str, s: Proc, msg: Message) -> bool:
+    """Line 44: (q = Succ) ∧ (myC = C)."""
+    return channel(cfg, pid, msg) == s.Succ and s.myC == msg.body.C
+
+
+def _valid_ctrl_waits(cfg: Config, pid: str, s: Proc) -> str:
+    return f"a ctrl from channel {s.Succ} with C = {s.myC}"
 
 
 def _swallow(ctx: Ctx, msg: Message, lines: tuple[int, int]) -> None:
@@ -79,6 +97,13 @@ class Root:
                 f"{'s' if n != 1 else ''}", pid, algorithm=ALG, lines=(21, 29))
         self._root_pass_pusht(ctx, cfg, pid, channel(cfg, pid, msg), s)
 
+    @receive(PUSHT, title="release RSet on PushT (no PrioT), pass it on", algorithm=ALG,
+             lines=(21, 34), role=ROLE, only=PUSHER, feature=PROSE,
+             over="root_release_on_pusht", when=_pushed_prose, waits=_pushed_prose_waits)
+    def root_release_on_pusht_prose(self, ctx: Ctx, msg: Message) -> None:
+        """prose-guards (erratum K1): lines 21–22 read ``Prio = ⊥``, as the prose means."""
+        self.root_release_on_pusht(ctx, msg)
+
     @receive(PUSHT, title="pass the PushT on to q + 1", algorithm=ALG, lines=(31, 34),
              role=ROLE, only=PUSHER, waits="a PushT that releases nothing")
     def root_pass_pusht(self, ctx: Ctx, msg: Message) -> None:
@@ -112,13 +137,28 @@ class Root:
         tail(ctx, cfg, pid)
 
     @receive(PRIOT, title="pass a second PrioT on", algorithm=ALG, lines=(39, 40), role=ROLE,
-             only=PRIO, waits="a PrioT while it holds one")
+             only=PRIO,
+             waits="a PrioT while it holds one")
     def root_pass_priot(self, ctx: Ctx, msg: Message) -> None:
-        """A second priority token forwarded from the last channel starts a new loop and is
-        counted in SPrio like any other (the printed line 40 does not count it: as-printed)."""
+        """As printed: line 40 sends it on and counts nothing (erratum K9)."""
+        cfg, pid, q = ctx.config, msg.dst, channel(ctx.config, msg.dst, msg)
+        dst = cfg.tree.next_of(pid, q)
+        ctx.send(pid, dst, PRIOT)
+        ctx.put(pid, ctx.get(pid))
+        ctx.say(f"the root already holds a priority token and passes this one to {dst}", pid,
+                algorithm=ALG, lines=(39, 40))
+        tail(ctx, cfg, pid)
+
+    @receive(PRIOT, title="pass a second PrioT on (counted in SPrio)", algorithm=ALG,
+             lines=(39, 40), role=ROLE, only=PRIO, feature=PROSE, over="root_pass_priot",
+             waits="a PrioT while it holds one")
+    def root_pass_priot_counted(self, ctx: Ctx, msg: Message) -> None:
+        """prose-guards (erratum K9): a second priority token forwarded from the last channel
+        starts a new loop and is counted in SPrio like any other (lines 31–33 do it for the
+        pusher)."""
         cfg, pid, q = ctx.config, msg.dst, channel(ctx.config, msg.dst, msg)
         s = ctx.get(pid)
-        if cfg.feat.controller and q == cfg.tree.degree(pid) - 1 and not cfg.feat.printed:
+        if cfg.feat.controller and q == cfg.tree.degree(pid) - 1:
             s = replace(s, SPrio=min(s.SPrio + 1, 2))
         dst = cfg.tree.next_of(pid, q)
         ctx.send(pid, dst, PRIOT)
@@ -130,33 +170,50 @@ class Root:
     # ---- lines 43–73: the controller ------------------------------------------------------------
     @receive(CTRL, title="accept ctrl from Succ with C = myC", algorithm=ALG, lines=(44, 71),
              role=ROLE, only=CONTROLLER,
-             when=lambda cfg, pid, s, msg: channel(cfg, pid, msg) == s.Succ
-             and s.myC == msg.body.C,
-             waits=lambda cfg, pid, s: f"a ctrl from channel {s.Succ} with C = {s.myC}")
+             when=_valid_ctrl, waits=_valid_ctrl_waits)
     def root_accept_ctrl(self, ctx: Ctx, msg: Message) -> None:
-        """Lines 44–71, reconstructed from the prose (docs/protocols/kout_tree.md): a valid
-        controller first counts the tokens it passes at the root (lines 66–69); when it comes
-        back on the last channel its traversal is over (Succ wraps to 0): the root takes a new
-        counter value, decides whether to reset (lines 48–53) or create the missing tokens
-        (55–64), starts the counts of the next traversal from zero, and sends the controller on
-        (70–71)."""
+        """As printed, with the nesting the prose gives (docs/protocols/kout_tree.md): Succ ←
+        Succ + 1 (45); when it wraps to 0 the traversal is over (46–64); then the tokens from q
+        are counted (66–69), after the wrap (erratum K8); send (70), RestartTimer() (71)."""
         cfg, pid, m = ctx.config, msg.dst, msg.body
         q = channel(cfg, pid, msg)
         s = ctx.get(pid)
         pt, ppr = m.PT, m.PPr
-        if not cfg.feat.printed:                        # pass before judging the traversal
-            pt = min(pt + count(s.RSet, q), cfg.ell + 1)
-            ppr = min(ppr + 1, 2) if s.Prio == q else ppr
         s = replace(s, Succ=(s.Succ + 1) % cfg.tree.degree(pid))
         if s.Succ == 0:
             s = self._root_judge(ctx, cfg, pid, s, pt, ppr)
             pt = ppr = 0
-        if cfg.feat.printed:                            # as printed: line 66 after the wrap
-            pt = min(pt + count(s.RSet, q), cfg.ell + 1)
-            ppr = min(ppr + 1, 2) if s.Prio == q else ppr
+        pt = min(pt + count(s.RSet, q), cfg.ell + 1)
+        ppr = min(ppr + 1, 2) if s.Prio == q else ppr
+        self._root_send_ctrl(ctx, cfg, pid, s, pt, ppr)
+
+    @receive(CTRL, title="accept ctrl from Succ with C = myC (count, then judge)",
+             algorithm=ALG, lines=(44, 71), role=ROLE,
+             only=CONTROLLER, feature=PROSE, over="root_accept_ctrl",
+             when=_valid_ctrl, waits=_valid_ctrl_waits)
+    def root_accept_ctrl_counted(self, ctx: Ctx, msg: Message) -> None:
+        """prose-guards, from the prose (erratum K8): a valid controller first
+        counts the tokens it passes at the root (lines 66–69); when it comes back on the last
+        channel its traversal is over (Succ wraps to 0): the root takes a new counter value,
+        decides whether to reset (lines 48–53) or create the missing tokens (55–64), starts the
+        counts of the next traversal from zero, and sends the controller on (70–71)."""
+        cfg, pid, m = ctx.config, msg.dst, msg.body
+        q = channel(cfg, pid, msg)
+        s = ctx.get(pid)
+        pt = min(m.PT + count(s.RSet, q), cfg.ell + 1)
+        ppr = min(m.PPr + 1, 2) if s.Prio == q else m.PPr
+        s = replace(s, Succ=(s.Succ + 1) % cfg.tree.degree(pid))
+        if s.Succ == 0:
+            s = self._root_judge(ctx, cfg, pid, s, pt, ppr)
+            pt = ppr = 0
+        self._root_send_ctrl(ctx, cfg, pid, s, pt, ppr)
+
+    def _root_send_ctrl(self, ctx: Ctx, cfg: Config, pid: str, s: Proc, pt: int,
+                        ppr: int) -> None:
+        """Lines 70–71: send(ctrl, myC, Reset, PT, PPr) to Succ; RestartTimer()."""
         out = Ctrl(s.myC, s.Reset, pt, ppr)
         dst = cfg.tree.nbr[pid][s.Succ]
-        s = replace(s, Timer=0)                         # RestartTimer(), line 71
+        s = replace(s, Timer=0)
         ctx.put(pid, s)
         ctx.send(pid, dst, CTRL, out)
         ctx.say(f"the root sends {ctrl_label(out)} to {dst} and restarts its timer", pid,
@@ -200,31 +257,25 @@ class Root:
         tail(ctx, cfg, pid)
 
     # ---- lines 96–99: the timer -------------------------------------------------------------
-    # Time is a scheduler event: each one is a tick of the root's clock, and the
-    # ``params.timeout``-th tick since RestartTimer() makes TimeOut() hold.
-    @rule(TIMEOUT, name="TimeOut", title="a tick of the root's clock", algorithm=ALG,
-          lines=(96, 96), role=ROLE, only=CONTROLLER,
-          when=lambda cfg, pid, s: s.Timer + 1 < cfg.timeout,
-          waits=lambda cfg, pid, s: f"nothing: the next tick is TimeOut() (timer {s.Timer} "
-          f"of {cfg.timeout})",
-          label=lambda cfg, pid, s: f"the root's clock ticks ({s.Timer + 1}/{cfg.timeout})")
-    def root_tick(self, ctx: Ctx, pid: str, _arg: str) -> None:
-        s = ctx.get(pid)
-        ctx.put(pid, replace(s, Timer=s.Timer + 1))
-        ctx.say(f"time passes at the root (timer {s.Timer + 1} of {ctx.config.timeout})", pid,
-                algorithm=ALG, lines=(96, 96))
-
-    @rule(TIMEOUT, name="TimeOut", title="TimeOut(): resend the controller", algorithm=ALG,
-          lines=(96, 99), role=ROLE, only=CONTROLLER,
-          when=lambda cfg, pid, s: s.Timer + 1 >= cfg.timeout,
-          waits=lambda cfg, pid, s: f"the timer to run out (timer {s.Timer} of {cfg.timeout})",
-          label="TimeOut(): the root resends the controller")
+    @rule(TIMEOUT, name="TimeOut", title="TimeOut(), or a tick of the root's clock",
+          algorithm=ALG, lines=(96, 99), role=ROLE, only=CONTROLLER,
+          waits="nothing: the root's clock always ticks",
+          label=lambda cfg, pid, s: "TimeOut(): the root resends the controller"
+          if s.Timer + 1 >= cfg.timeout
+          else f"the root's clock ticks ({s.Timer + 1}/{cfg.timeout})")
     def root_timeout(self, ctx: Ctx, pid: str, _arg: str) -> None:
-        """The controller may be lost, so the root sends it again with empty counts and
-        restarts the timer."""
+        """Time is a scheduler event: each one is a tick of the root's clock, and the
+        ``params.timeout``-th tick since RestartTimer() makes TimeOut() hold: the controller
+        may be lost, so the root sends it again with empty counts and restarts the timer."""
+        cfg = ctx.config
         s = ctx.get(pid)
+        if s.Timer + 1 < cfg.timeout:
+            ctx.put(pid, replace(s, Timer=s.Timer + 1))
+            ctx.say(f"time passes at the root (timer {s.Timer + 1} of {cfg.timeout})", pid,
+                    algorithm=ALG, lines=(96, 96))
+            return
         out = Ctrl(s.myC, s.Reset, 0, 0)
-        dst = ctx.config.tree.nbr[pid][s.Succ]
+        dst = cfg.tree.nbr[pid][s.Succ]
         ctx.put(pid, replace(s, Timer=0))
         ctx.send(pid, dst, CTRL, out)
         ctx.say(f"TimeOut(): the root sends {ctrl_label(out)} to {dst} again", pid,

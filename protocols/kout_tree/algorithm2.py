@@ -18,29 +18,42 @@ from .state import CTRL, IN, PRIOT, PUSHT, REQ, REST, Ctrl, Proc, count, ctrl_la
 
 ALG = "2"
 ROLE = "process"
+PROSE = "prose-guards"     # the named feature (config.VARIANT_TABLE) of the prose's reading
 
 
-def pusher_releases(cfg: Config, s: Proc) -> bool:
-    """Lines 17–18 (and Algorithm 1 lines 21–22).  The prose: a process releases its reserved
-    tokens unless it is in its critical section, or may enter it, or holds the priority token.
-    The printed guard reads ``Prio ≠ ⊥`` where the prose says ``Prio = ⊥`` (as-printed keeps it)."""
-    prio_ok = s.Prio is not None if cfg.feat.printed else s.Prio is None
-    return prio_ok and (s.State != REQ or len(s.RSet) < s.Need) and s.State != IN
+def _releasable(s: Proc) -> bool:
+    """(State ≠ Req ∨ |RSet| < Need) ∧ (State ≠ In), with reserved tokens to release."""
+    return (s.State != REQ or len(s.RSet) < s.Need) and s.State != IN and bool(s.RSet)
 
 
 def _pushed(cfg: Config, pid: str, s: Proc, _msg: Message | None = None) -> bool:
-    return pusher_releases(cfg, s) and bool(s.RSet)
+    """Lines 17–18 (Algorithm 1 lines 21–22) as printed: ``Prio ≠ ⊥``."""
+    return s.Prio is not None and _releasable(s)
+
+
+def _pushed_prose(cfg: Config, pid: str, s: Proc, _msg: Message | None = None) -> bool:
+    """The prose (erratum K1): a process releases its reserved tokens unless it is in its
+    critical section, or may enter it, or holds the priority token: ``Prio = ⊥``."""
+    return s.Prio is None and _releasable(s)
 
 
 def _pushed_waits(cfg: Config, pid: str, s: Proc) -> str:
-    return ("reserved tokens, " + ("a PrioT" if cfg.feat.printed else "no PrioT")
-            + ", and neither In nor ready to enter; then a PushT")
+    return "reserved tokens, a PrioT, and neither In nor ready to enter; then a PushT"
+
+
+def _pushed_prose_waits(cfg: Config, pid: str, s: Proc) -> str:
+    return "reserved tokens, no PrioT, and neither In nor ready to enter; then a PushT"
 
 
 def _valid_return(cfg: Config, pid: str, s: Proc, msg: Message) -> bool:
     """Line 35: the traversal comes back from Succ with the current counter value."""
     q = channel(cfg, pid, msg)
     return q == s.Succ and s.myC == msg.body.C and s.Succ != 0
+
+
+def _valid_return_waits(cfg: Config, pid: str, s: Proc) -> str:
+    return (f"a ctrl from channel {s.Succ} with C = {s.myC}" if s.Succ != 0
+            else "Succ ≠ 0 (the traversal is below it)")
 
 
 def _new_traversal(cfg: Config, pid: str, s: Proc, msg: Message) -> bool:
@@ -94,6 +107,13 @@ class Process:
                 pid, algorithm=ALG, lines=(17, 23))
         self._p_pass_pusht(ctx, cfg, pid, q, s)
 
+    @receive(PUSHT, title="release RSet on PushT (no PrioT), pass it on", algorithm=ALG,
+             lines=(17, 24), role=ROLE, only=PUSHER, feature=PROSE, over="p_release_on_pusht",
+             when=_pushed_prose, waits=_pushed_prose_waits)
+    def p_release_on_pusht_prose(self, ctx: Ctx, msg: Message) -> None:
+        """prose-guards (erratum K1): lines 17–18 read ``Prio = ⊥``, as the prose means."""
+        self.p_release_on_pusht(ctx, msg)
+
     @receive(PUSHT, title="pass the PushT on to q + 1", algorithm=ALG, lines=(24, 24),
              role=ROLE, only=PUSHER, waits="a PushT that releases nothing")
     def p_pass_pusht(self, ctx: Ctx, msg: Message) -> None:
@@ -131,15 +151,31 @@ class Process:
     # ---- lines 33–60: the controller, reconstructed from the prose on counter flushing (the
     # printed nesting is broken and ``myC ← C`` is missing; docs/protocols/kout_tree.md) --------
     @receive(CTRL, title="ctrl returns from Succ with C = myC", algorithm=ALG, lines=(35, 41),
-             role=ROLE, only=CONTROLLER, when=_valid_return,
-             waits=lambda cfg, pid, s: f"a ctrl from channel {s.Succ} with C = {s.myC}"
-             if s.Succ != 0 else "Succ ≠ 0 (the traversal is below it)")
+             role=ROLE, only=CONTROLLER,
+             when=_valid_return, waits=_valid_return_waits)
     def p_ctrl_returns(self, ctx: Ctx, msg: Message) -> None:
+        """As printed: Succ ← Succ + 1 (36); if R, RSet ← ∅ (38–40) and Prio stays (erratum
+        K5); then Ok (53–58)."""
         cfg, pid, q, m = ctx.config, msg.dst, channel(ctx.config, msg.dst, msg), msg.body
         s = ctx.get(pid)
         s = replace(s, Succ=(s.Succ + 1) % cfg.tree.degree(pid))
-        if m.R:      # the printed line 39 erases RSet only; the prose erases every token
-            s = replace(s, RSet=()) if cfg.feat.printed else replace(s, RSet=(), Prio=None)
+        if m.R:
+            s = replace(s, RSet=())
+        self._p_forward(ctx, cfg, pid, q, m, s, f"the traversal returns from channel {q}",
+                        (35, 41))
+
+    @receive(CTRL, title="ctrl returns from Succ with C = myC (a reset erases Prio too)",
+             algorithm=ALG, lines=(35, 41), role=ROLE,
+             only=CONTROLLER, feature=PROSE, over="p_ctrl_returns",
+             when=_valid_return, waits=_valid_return_waits)
+    def p_ctrl_returns_erasing(self, ctx: Ctx, msg: Message) -> None:
+        """prose-guards (erratum K5): a reset traversal erases every token a process holds
+        (Lemma 2's proof, lines 47–49), so line 39 erases Prio as well as RSet."""
+        cfg, pid, q, m = ctx.config, msg.dst, channel(ctx.config, msg.dst, msg), msg.body
+        s = ctx.get(pid)
+        s = replace(s, Succ=(s.Succ + 1) % cfg.tree.degree(pid))
+        if m.R:
+            s = replace(s, RSet=(), Prio=None)
         self._p_forward(ctx, cfg, pid, q, m, s, f"the traversal returns from channel {q}",
                         (35, 41))
 
@@ -154,8 +190,10 @@ class Process:
         self._p_forward(ctx, cfg, pid, 0, m, s, "a new traversal arrives from the parent",
                         (43, 52))
 
+    # as printed, line 43 makes any ctrl from the parent Ok (erratum K4); prose-guards forwards
+    # a duplicate unchanged instead, and does not count it
     @receive(CTRL, title="as printed: line 43 accepts any ctrl from the parent", algorithm=ALG,
-             lines=(43, 44), role=ROLE, only=lambda cfg: cfg.feat.controller and cfg.feat.printed,
+             lines=(43, 44), role=ROLE, only=CONTROLLER,
              when=_from_parent, waits="a ctrl from the parent")
     def p_ctrl_printed_parent(self, ctx: Ctx, msg: Message) -> None:
         self._p_forward(ctx, ctx.config, msg.dst, 0, msg.body, ctx.get(msg.dst),
@@ -163,7 +201,7 @@ class Process:
 
     @receive(CTRL, title="forward a duplicate ctrl from the parent", algorithm=ALG,
              lines=(43, 45), role=ROLE,
-             only=lambda cfg: cfg.feat.controller and not cfg.feat.printed,
+             only=CONTROLLER, feature=PROSE, over="p_ctrl_printed_parent",
              when=_from_parent, waits="a ctrl from the parent it has seen")
     def p_ctrl_duplicate(self, ctx: Ctx, msg: Message) -> None:
         cfg, pid, m = ctx.config, msg.dst, msg.body

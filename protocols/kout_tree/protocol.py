@@ -134,6 +134,15 @@ class KoutTree(Root, Process, Application, RuleProtocol):
         return not sim.config.feat.controller or legitimacy.track(sim).legit(sim.step_no)
 
     # ---- inspection -----------------------------------------------------------------------
+    def features(self, config: Config) -> frozenset[str]:
+        """The variant's named features (config.VARIANT_TABLE): ``prose-guards`` puts the
+        prose's reading of a rule in the place of the printed one (``feature=``/``over=``)."""
+        f = config.feat
+        return frozenset(n for n, on in (("prose-guards", not f.printed),
+                                         ("no-controller", not f.controller),
+                                         ("no-priority", not f.prio),
+                                         ("no-pusher", not f.pusher)) if on)
+
     def role(self, config: Config, pid: str, state: Proc) -> str:
         """Algorithm 1 is the root's code, Algorithm 2 every other process's."""
         return "root" if pid == config.root else "process"

@@ -90,6 +90,12 @@ class TaskGame(TaskActions, ManagerActions, AgentActions, RuleProtocol):
     # ``eager`` (as is our exit from ADVANCING): the kernel applies them at the end of the step
     # that makes their guard true instead of offering them as separate scheduler choices; this
     # also keeps the state space small enough to search.
+    def features(self, config: Config) -> frozenset[str]:
+        """The variant's named features (VARIANT_TABLE): the repairs R2 and R3 are rules that
+        take the place of the printed ones (``feature=``/``over=``)."""
+        on = VARIANT_TABLE.on(config.variant)
+        return on - self.ablated if self.ablated else on
+
     def role(self, config: Config, pid: str, state: Any) -> str:
         """``agent``, ``manager``, or a task's status."""
         if isinstance(state, AgentState):

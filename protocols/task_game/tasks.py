@@ -100,10 +100,13 @@ def _regress_args(cfg: Config, t: str, s: TaskState) -> tuple[str, ...]:
 
 
 def _won(cfg: Config, t: str, s: TaskState) -> bool:
-    ok = not s.destinations and _seen_p(cfg, t, s)
-    if cfg.has("R2"):    # R2: the order forms are seen, and T can still win, at every pool
-        ok = ok and C.orders_seen(cfg, t, s) and C.winnable(cfg, t, s)
-    return ok
+    """As printed (p. 20): the order forms are distributed, and (p3) holds."""
+    return not s.destinations and _seen_p(cfg, t, s)
+
+
+def _won_seen(cfg: Config, t: str, s: TaskState) -> bool:
+    """R2: the order forms are also seen, and T can still win, at every pool."""
+    return _won(cfg, t, s) and C.orders_seen(cfg, t, s) and C.winnable(cfg, t, s)
 
 
 def _alarm_rings(cfg: Config, t: str, s: TaskState) -> bool:
@@ -316,10 +319,27 @@ class TaskActions:
             ctx.say(f"{t}'s alarm rings but the blocking requests changed: alarm reset to {moment}",
                     t, REF, (19,))
             return
-        if cfg.has("R3"):    # R3: only where T is blocked (locality)
-            dest = tuple(q for k, q in enumerate(cfg.tasks[t].interest) if now[k])
-        else:
-            dest = cfg.tasks[t].interest
+        self._advancing(ctx, t, s, cfg.tasks[t].interest)
+
+    # R3 (locality): advancing forms go only to the pools where T is blocked.
+    @rule(LOCAL, name="alarm", title="notice the alarm-clock (advance where blocked)",
+          algorithm=REF, lines=(19,), role=TRYING, feature="R3", over="do_alarm",
+          only=lambda cfg: not cfg.has("restricted"), when=_alarm_rings,
+          label=_as("notice the alarm-clock"),
+          waits=lambda cfg, t, s: f"the clock ({s.clock}) to reach the alarm "
+          f"({'∞' if s.alarm_clock is INF else s.alarm_clock})")
+    def do_alarm_local(self, ctx: Ctx, t: str, _arg: str) -> None:
+        cfg = ctx.config
+        s = ctx.get(t)
+        now = C.blocking_now(cfg, t, s)
+        if now != s.blocking:
+            self.do_alarm(ctx, t, _arg)      # the blocking requests changed: as printed
+            return
+        self._advancing(ctx, t, s, tuple(q for k, q in enumerate(cfg.tasks[t].interest)
+                                         if now[k]))
+
+    def _advancing(self, ctx: Ctx, t: str, s: TaskState, dest: tuple[str, ...]) -> None:
+        """The alarm rings and nothing blocking was removed: ADVANCING, forms to ``dest``."""
         ctx.put(t, replace(s, alarm_clock=INF, status=ADVANCING, destinations=dest))
         _set_agent_alarm(ctx, t, None)
         ctx.say(f"{t}'s alarm rings and nothing blocking was removed: ADVANCING", t, REF, (19,))
@@ -353,13 +373,18 @@ class TaskActions:
 
     # ORDERING -> WINNING (p. 20).
     @rule(LOCAL, name="won", title="ORDERING → WINNING", algorithm=REF, lines=(20,),
-          role=ORDERING, eager=True, when=_won,
-          waits=lambda cfg, t, s: "order forms distributed" + (" and seen" if cfg.has("R2")
-                                                                else ""))
+          role=ORDERING, eager=True, when=_won, waits="order forms distributed")
     def do_won(self, ctx: Ctx, t: str, _arg: str) -> None:
         s = ctx.get(t)
         ctx.put(t, replace(s, status=WINNING, destinations=ctx.config.tasks[t].interest))
         ctx.say(f"{t} has distributed its order forms: WINNING", t, REF, (20,))
+
+    # R2: WINNING only once the order forms are seen and T can still win at every pool.
+    @rule(LOCAL, name="won", title="ORDERING → WINNING (order forms seen)", algorithm=REF,
+          lines=(20,), role=ORDERING, eager=True, feature="R2", over="do_won", when=_won_seen,
+          waits="order forms distributed and seen")
+    def do_won_seen(self, ctx: Ctx, t: str, _arg: str) -> None:
+        self.do_won(ctx, t, _arg)
 
     # ---- every status -------------------------------------------------------------------------
     # Receiving a message from the manager of P (pp. 17-18).

@@ -39,7 +39,7 @@ export function effectLines(eff) {
 /** Draw an effect into box under a heading. */
 export function renderEffect(box, eff, heading) {
   box.replaceChildren();
-  box.appendChild(el("h3", "diff-title", heading));
+  box.appendChild(el("h2", "diff-title", heading));
   const said = (eff.narration || []).map((n) => n.text).filter(Boolean).join(" ");
   if (said) box.appendChild(el("p", "diff-said", said));
   const ul = el("ul", "diff-list");

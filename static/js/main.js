@@ -251,7 +251,11 @@ function placeNodes(msg) {
   const place = hooks.relayout(model.view);
   if (!place) return;
   if (msg.view) for (const n of model.view.nodes.values()) place(n);
-  else for (const n of (msg.view_patch && msg.view_patch.nodes) || []) place(model.view.nodes.get(String(n.id)));
+  else if (msg.view_patch) {
+    const ids = ((msg.view_patch.nodes) || []).map((n) => String(n.id));
+    for (const byId of Object.values(msg.view_patch.node_fields || {})) ids.push(...Object.keys(byId));
+    for (const id of new Set(ids)) place(model.view.nodes.get(id));
+  }
 }
 
 function handleFrame(msg) {
@@ -329,6 +333,17 @@ function draw() {
 }
 
 window.addEventListener("resize", () => { ui.forceAll = true; render(); });
+// The view also changes size without the window doing so (the legend below it gains a row as
+// message types appear). The crowded ring's queue table is sized from the view's height in
+// pixels, so it is fitted again then. (Every layout should be; the others were tuned at their
+// first fit, and refitting them moves detail lines onto each other in coterie-preempt: open.)
+let viewSize = "";
+new ResizeObserver(() => {
+  const v = $("view"), sz = `${v.clientWidth}x${v.clientHeight}`;
+  if (sz === viewSize) return;
+  viewSize = sz;
+  if (hooks.queueColumn && hooks.queueColumn(model.view)) { ui.forceAll = true; render(); }
+}).observe($("view"));
 window.allocscope = { model, act, ui, timing, socket };
 
 // The explorer's "check" tools (static/js/check.js).

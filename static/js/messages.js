@@ -174,7 +174,9 @@ export function drawMessages(layer, model, hooks, opts) {
       if (Math.abs(p.nx) <= 0.3) attr(lab, "y", (p.ny * size * 2.2).toFixed(1));
       // Messages that can be delivered now carry their full label; the ones queued behind them
       // keep their type's short label (never a bare shape), and their tooltip.
-      text(lab, showLabels ? (m.deliverable ? (m.label || m.type) : st.short) : "");
+      // In a crowd (more than a dozen in flight) every label starts short: the full one is in
+      // the tooltip and the events list.
+      text(lab, showLabels ? (m.deliverable && placed.length <= 12 ? (m.label || m.type) : st.short) : "");
       g.__lab = { x: lab.getAttribute("x"), y: lab.getAttribute("y"), anchor: lab.getAttribute("text-anchor"),
                   text: lab.textContent, short: st.short };
       const says = `${m.label || m.type} ${m.src}→${m.dst} (${m.id}, sent at step ${m.sent_step ?? "?"})` +
@@ -183,8 +185,15 @@ export function drawMessages(layer, model, hooks, opts) {
       tip(g, says);
       attr(g, "aria-label", says);
     },
-    (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}`);
+    (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}|${placed.length <= 12}`);
   if (showLabels) declutter(layer);
+}
+
+/** "NewReq" → "NR", "nsACK" → "nACK", "KL-ACK2" → "KA2": first letter, capitals and digits. */
+export function initials(label) {
+  const s = String(label);
+  const out = s[0] + Array.from(s.slice(1)).filter((c) => /[A-Z0-9]/.test(c)).join("");
+  return out.length < s.length ? out.slice(0, 5) : s;
 }
 
 const overlaps = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
@@ -202,6 +211,8 @@ function declutter(layer) {
     .filter((t) => !layer.contains(t) && t.textContent.trim())
     .map((t) => t.getBoundingClientRect()).filter((r) => r.width > 0);
   const kept = [];
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  const px = vb && vb.width && svg.clientWidth ? Math.max(vb.width / svg.clientWidth, vb.height / svg.clientHeight) : 1;   // user units per pixel
   const gs = Array.from(layer.children).filter((g) => g.__lab)
     .sort((a, b) => (b.__m && b.__m.deliverable ? 1 : 0) - (a.__m && a.__m.deliverable ? 1 : 0));
   for (const g of gs) {
@@ -215,9 +226,25 @@ function declutter(layer) {
       [...far(3), d.anchor, d.short], [...far(-3), flip[d.anchor], d.short]];
     // then along the link, both ways, on both sides
     const nx = +d.x, ny = +d.y;
-    for (const f of [2.5, -2.5, 4, -4]) {
+    for (const f of [2.5, -2.5, 4, -4, 5.5, -5.5]) {
       tries.push([String(nx - ny * f), String(ny + nx * f), "middle", d.short]);
       tries.push([String(-nx - ny * f), String(-ny + nx * f), "middle", d.short]);
+    }
+    // a crowd (thirty NewReq on their way at once): the label's initials, close by
+    const tiny = initials(d.short);
+    if (tiny !== d.short) {
+      for (const f of [1, -1, 2, -2, 3, -3]) tries.push([String(nx * f), String(ny * f), f > 0 ? d.anchor : flip[d.anchor], tiny]);
+      for (const f of [2.5, -2.5, 4, -4]) {
+        tries.push([String(nx - ny * f), String(ny + nx * f), "middle", tiny]);
+        tries.push([String(-nx - ny * f), String(-ny + nx * f), "middle", tiny]);
+      }
+      // and, last, anywhere on a widening circle around the shape (radii in screen pixels)
+      for (const rad of [14, 22, 30, 38, 46, 56]) {
+        for (let a = 0; a < 16; a++) {
+          const t = (Math.PI * a) / 8;
+          tries.push([String(px * rad * Math.cos(t)), String(px * (rad * Math.sin(t) + 4)), "middle", tiny]);
+        }
+      }
     }
     let ok = false;
     for (const [x, y, anchor, txt] of tries) {
@@ -231,7 +258,7 @@ function declutter(layer) {
       // one queued behind it gives way
       const deliverable = g.__m && g.__m.deliverable;
       lab.setAttribute("x", d.x); lab.setAttribute("y", d.y); lab.setAttribute("text-anchor", d.anchor);
-      lab.textContent = deliverable ? d.short : "";
+      lab.textContent = deliverable ? tiny : "";
     }
   }
 }

@@ -243,7 +243,7 @@ export function startRoom(ctx) {
       box.append(el("h3", "", x.open ? `Class experiment from step ${x.from_step}: run it with your own seed` : "Class experiment (closed)"));
       const h = x.histogram;
       if (h) {
-        box.append(chartBars(Object.entries(h.counts).map(([k, n]) => ({ id: k, label: k, n }))));
+        box.append(chartBars(Object.entries(h.counts).map(([k, n]) => ({ id: k, label: k, n })), { compact: true }));
         box.append(el("p", "room-foot", `${h.runs} run${h.runs === 1 ? "" : "s"}` +
           (h.steps ? ` · steps: min ${h.steps.min}, median ${h.steps.median}, max ${h.steps.max}` : "")));
       }
