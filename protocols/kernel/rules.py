@@ -35,7 +35,7 @@ kept)::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .events import DELIVER, ENV, LOCAL, PREFIX, TIMEOUT, Action, Guard, Message
@@ -140,6 +140,8 @@ class Table:
     actions: tuple[Rule, ...]
     by_name: dict[str, tuple[Rule, ...]]
     by_message: dict[str, tuple[Rule, ...]]
+    fixed: bool = True           # no rule depends on the config (``only``): a role's own rules
+    own: dict = field(default_factory=dict, compare=False)   # are cached here, role -> Table
 
 
 def select(rules: Sequence[Rule], features: frozenset[str]) -> Table:
@@ -165,6 +167,10 @@ def select(rules: Sequence[Rule], features: frozenset[str]) -> Table:
         else:
             where[r.effect] = len(slots)
             slots.append(r)
+    return _index(slots)
+
+
+def _index(slots: Sequence[Rule]) -> Table:
     actions = tuple(r for r in slots if r.kind != RECEIVE)
     by_name: dict[str, list[Rule]] = {}
     for r in actions:
@@ -181,7 +187,8 @@ def select(rules: Sequence[Rule], features: frozenset[str]) -> Table:
         if r.kind == RECEIVE:
             by_msg.setdefault(r.message, []).append(r)
     return Table(tuple(slots), actions, {k: tuple(v) for k, v in by_name.items()},
-                 {k: tuple(v) for k, v in by_msg.items()})
+                 {k: tuple(v) for k, v in by_msg.items()},
+                 all(r.only is None for r in slots))
 
 
 class RuleProtocol(Protocol):
@@ -234,6 +241,18 @@ class RuleProtocol(Protocol):
             t = self._tables[f] = select(self.rules, f)
         return t
 
+    def _own(self, config: Any, pid: str, state: Any) -> Table | None:
+        """``pid``'s own rules in ``config``'s variant (``_mine`` of the whole table), cached
+        per role; None where ``only`` rules make them depend on the config itself."""
+        t = self.table(config)
+        if not t.fixed:
+            return None
+        me = self.role(config, pid, state)
+        own = t.own.get(me)
+        if own is None:
+            own = t.own[me] = _index(self._mine(t.rules, config, pid, state))
+        return own
+
     def _mine(self, rules: Sequence[Rule], config: Any, pid: str, state: Any) -> list[Rule]:
         """The rules of ``rules`` that ``pid`` has: of its role, present in this config."""
         me = None
@@ -251,7 +270,9 @@ class RuleProtocol(Protocol):
     # ---- derived behaviour ----------------------------------------------------------------
     def actions(self, config: Any, pid: str, state: Any) -> list[Action]:
         out = []
-        for r in self._mine(self.table(config).actions, config, pid, state):
+        own = self._own(config, pid, state)
+        for r in (own.actions if own is not None
+                  else self._mine(self.table(config).actions, config, pid, state)):
             if not r.eager and r.holds(config, pid, state):
                 out.extend(Action(r.kind, name, label, r.progress, r.algorithm, r.lines)
                            for name, label in r.events(config, pid, state))
@@ -268,8 +289,9 @@ class RuleProtocol(Protocol):
 
     def receiver(self, config: Any, state: Any, msg: Message) -> Rule | None:
         """The rule that handles ``msg`` at its destination in ``state`` (None: no rule does)."""
-        for r in self._mine(self.table(config).by_message.get(msg.kind, ()), config, msg.dst,
-                            state):
+        own = self._own(config, msg.dst, state)
+        for r in (own.by_message.get(msg.kind, ()) if own is not None else self._mine(
+                self.table(config).by_message.get(msg.kind, ()), config, msg.dst, state)):
             if r.holds(config, msg.dst, state, msg):
                 return r
         return None
@@ -283,8 +305,9 @@ class RuleProtocol(Protocol):
 
     def apply(self, ctx: Ctx, pid: str, name: str) -> None:
         head, _, arg = name.partition(":")
-        rules = self._mine(self.table(ctx.config).by_name.get(head, ()), ctx.config, pid,
-                           ctx.get(pid))
+        own = self._own(ctx.config, pid, ctx.get(pid))
+        rules = (own.by_name.get(head, ()) if own is not None else self._mine(
+            self.table(ctx.config).by_name.get(head, ()), ctx.config, pid, ctx.get(pid)))
         if not rules:
             raise NotImplementedError(f"{self.id}: no rule named {head!r}")
         getattr(self, rules[0].effect)(ctx, pid, arg)    # names are unique within a role
