@@ -43,3 +43,25 @@ def test_the_inspector_ticks_exactly_the_events_of_the_process(
         assert sorted(events) == mine, (sid, pid, ticked, events, mine)
         assert bool(ticked) == bool(mine), (sid, pid, ticked, mine)
     page.screenshot(path=str(screenshots / f"{sid}-rules-inspector.png"))
+
+
+def test_the_inspector_calls_local_actions_enabled_and_receives_deliverable(
+        page: Any, live_server: str, screenshots: Path) -> None:
+    """A guard that is not a receive (A1 creating a task, a request) lists its events as
+    "enabled:", never as "deliverable:"; a receive guard's messages stay "deliverable:"."""
+    open_viewer(page, live_server, "/sim/game-conflict")
+    page.keyboard.press("Home")
+    wait_step(page, 0)
+    _inspect(page, "A1")
+    li = page.locator("#inspector .guard.holds", has_text="create a task")
+    assert li.locator(".gevents").text_content().startswith("enabled: ")
+    assert li.locator(".gdeliver").first.get_attribute("title").startswith("take ")
+    page.screenshot(path=str(screenshots / "inspector-enabled-local-action.png"))
+    open_viewer(page, live_server, "/sim/datta-fig1")        # opens at Fig. 1's moment
+    _inspect(page, "R1")
+    labels = page.eval_on_selector_all(
+        "#inspector .guard.holds", "els => els.filter(e => e.querySelector('.gevents'))"
+        ".map(e => [e.querySelector('.gname').textContent, e.querySelector('.gevents').firstChild.textContent])")
+    assert ["receive newStrongACK → seekLoop", "deliverable: "] in labels, labels
+    for name, label in labels:
+        assert label == ("deliverable: " if name.startswith("receive") else "enabled: "), labels
