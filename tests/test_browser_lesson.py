@@ -375,8 +375,9 @@ NODE_OVERLAPS_JS = """() => {
 }"""
 
 # Moments a lesson opens at that are not a scenario's own figure moment or its five sample steps:
-# (scenario, variant, step). kout-random at 605 is the kout-printed-slips lesson's moment.
-LESSON_MOMENTS = [("kout-random", "full", 605)]
+# (scenario, variant, step). kout-random at 605 is the kout-printed-slips lesson's moment (as-printed;
+# full at the same step was reported too).
+LESSON_MOMENTS = [("kout-random", "full", 605), ("kout-random", "as-printed", 605)]
 
 
 @pytest.mark.parametrize("sid, variant, step", LESSON_MOMENTS)
