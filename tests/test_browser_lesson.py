@@ -357,3 +357,42 @@ def test_game_messages_do_not_pile_up_between_the_rows(page: Any, live_server: s
         if pairs:
             found[k] = pairs[:3]
     assert found == {}, f"{sid}: message shapes on top of each other {found}"
+
+
+NODE_OVERLAPS_JS = """() => {
+  // a text label of the figure lying on the body of a node it does not belong to
+  const ov = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2
+    && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2;
+  const bodies = Array.from(document.querySelectorAll('#view .layer.nodes > g')).map(g => ({g,
+    id: g.dataset.id, r: (g.querySelector('circle.body') || g.querySelector('circle')).getBoundingClientRect()}));
+  const out = [];
+  for (const t of document.querySelectorAll('#view text')) {
+    if (!t.textContent.trim() || !t.getBBox().width) continue;
+    const r = t.getBoundingClientRect();
+    for (const b of bodies) if (!b.g.contains(t) && ov(r, b.r)) out.push([t.textContent.trim(), b.id]);
+  }
+  return out;
+}"""
+
+# Moments a lesson opens at that are not a scenario's own figure moment or its five sample steps:
+# (scenario, variant, step). kout-random at 605 is the kout-printed-slips lesson's moment (as-printed;
+# full at the same step was reported too).
+LESSON_MOMENTS = [("kout-random", "full", 605), ("kout-random", "as-printed", 605)]
+
+
+@pytest.mark.parametrize("sid, variant, step", LESSON_MOMENTS)
+def test_no_label_overlaps_at_lesson_moments(page: Any, live_server: str, screenshots: Path,
+                                             sid: str, variant: str, step: int) -> None:
+    """The tree at a lesson's moment: no two labels overlap and no label lies on another node."""
+    from protocols.runner import build, drive, scheduler_for
+    sc = gallery()[sid]
+    sim = build(sc, variant)
+    drive(sim, scheduler_for(sc, variant), step)
+    assert sim.step_no == step
+    schedule = ",".join(str(e) for e in sim.trace)
+    s = open_viewer(page, live_server, f"/sim/{sid}?variant={variant}&schedule={schedule}&step={step}")
+    assert s["step"] == step
+    page.wait_for_timeout(150)
+    page.screenshot(path=str(screenshots / f"{sid}-{variant}-{step}.png"))
+    assert page.evaluate(OVERLAPS_JS) == []
+    assert page.evaluate(NODE_OVERLAPS_JS) == []

@@ -180,24 +180,25 @@ class TaskActions:
 
     # ---- ACCESSING ------------------------------------------------------------------------------
     # The withdrawal of admission form and request that Section 2 describes (p. 8), sent from
-    # ACCESSING (p. 20).
-    @rule(LOCAL, name="withdraw", title="withdraw admission form and request", algorithm=REF,
-          lines=(20,), role=ACCESSING, args=_destinations,
+    # ACCESSING: the printed action list (pp. 17-21) has no such action, so it cites the prose.
+    @rule(LOCAL, name="withdraw", title="withdraw admission form and request", algorithm="Sec. 2",
+          lines=(8,), role=ACCESSING, args=_destinations,
           label=_to("withdraw admission form and request"), waits=_forms_left("a withdrawal"))
     def do_withdraw_admission(self, ctx: Ctx, t: str, pool: str) -> None:
         s = ctx.get(t)
         ctx.put(t, _send_form(ctx, t, s, pool, "Withdrawal", (t, True)))
         ctx.say(f"{t} withdraws its admission form and request at {pool}", t, "Sec. 2", (8,))
 
-    # ACCESSING -> RELEASING (p. 20-21): the execution ends (an environment event).
+    # ACCESSING -> RELEASING (pp. 20-21: the action starts on p. 20, its new status on p. 21):
+    # the execution ends (an environment event).
     @rule(ENV, name="release", title="execution ends: ACCESSING → RELEASING", algorithm=REF,
-          lines=(20,), role=ACCESSING, when=lambda cfg, t, s: not s.destinations,
+          lines=(20, 21), role=ACCESSING, when=lambda cfg, t, s: not s.destinations,
           label=_as("execution ends: ACCESSING → RELEASING"), waits="withdrawals still to send")
     def do_release(self, ctx: Ctx, t: str, _arg: str) -> None:
         s = ctx.get(t)
         ctx.exit_cs(t)
         ctx.put(t, replace(s, status=RELEASING, destinations=ctx.config.tasks[t].interest))
-        ctx.say(f"{t}'s execution ends: RELEASING", t, REF, (21,))
+        ctx.say(f"{t}'s execution ends: RELEASING", t, REF, (20, 21))
 
     # ---- RELEASING ------------------------------------------------------------------------------
     @rule(LOCAL, name="release", title="send a releasing form", algorithm=REF, lines=(21,),
@@ -237,7 +238,7 @@ class TaskActions:
     # ---- TRYING, ADVANCING, ORDERING: the competition proper ----------------------------------
     # Sending a withdrawal (pp. 19-20), the regressive behaviour: the condition fails.
     @rule(LOCAL, name="withdraw", title="withdraw a request (regressive)", algorithm=REF,
-          lines=(19,), role=COMPETING, args=_regress_args,
+          lines=(19, 20), role=COMPETING, args=_regress_args,
           when=lambda cfg, t, s: not _p(cfg, t, s),
           label=lambda cfg, t, s, q: f"{t}: withdraw the request at {q} (regressive)",
           waits=lambda cfg, t, s: f"{_pname(cfg)} to fail" if _regress_args(cfg, t, s)
