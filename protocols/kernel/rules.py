@@ -49,6 +49,9 @@ KINDS = (LOCAL, ENV, TIMEOUT, RECEIVE)
 
 Text = str | Callable[[Any, str, Any], str]
 
+ONE, LABEL, PLAIN, FAMILY = "one", "label", "plain", "family"   # how a rule's event is made
+_new = tuple.__new__    # a NamedTuple without its Python-level constructor (hot path)
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -297,12 +300,25 @@ class RuleProtocol(Protocol):
             own = _index(self._mine(t.rules, config, pid, state))
             if t.fixed:
                 t.own[self.role(config, pid, state)] = own
-        acts = tuple((r.when, r, r.args is None and not callable(r.label) and bool(r.label))
-                     for r in own.actions if not r.eager)
+        acts = tuple(self._offer(r) for r in own.actions if not r.eager)
         receivers = {k: tuple((r.when, r, getattr(self, r.effect)) for r in rs)
                      for k, rs in own.by_message.items()}
         effects = {n: getattr(self, rs[0].effect) for n, rs in own.by_name.items()}
         return Plan(own, acts, tuple(r for r in own.actions if r.eager), receivers, effects)
+
+    @staticmethod
+    def _offer(r: Rule) -> tuple:
+        """How ``actions()`` offers rule r: (guard, how, what, rule) with how = ONE (``what``
+        is the Action itself: a constant label), LABEL (``what`` labels it), PLAIN (the
+        default label "pid name") or FAMILY (one event per argument, ``Rule.events``)."""
+        if r.args is not None:
+            return (r.when, FAMILY, None, r)
+        if callable(r.label):
+            return (r.when, LABEL, r.label, r)
+        if r.label:
+            return (r.when, ONE, Action(r.kind, r.name, r.label, r.progress, r.algorithm,
+                                        r.lines), r)
+        return (r.when, PLAIN, None, r)
 
     def _own(self, config: Any, pid: str, state: Any) -> Table | None:
         """``pid``'s own rules in ``config``'s variant (``_mine`` of the whole table)."""
@@ -325,10 +341,17 @@ class RuleProtocol(Protocol):
     # ---- derived behaviour ----------------------------------------------------------------
     def actions(self, config: Any, pid: str, state: Any) -> list[Action]:
         out = []
-        for when, r, fixed in self._plan(config, pid, state).acts:
+        for when, how, what, r in self._plan(config, pid, state).acts:
             if when is None or when(config, pid, state):
-                if fixed:      # one event with a constant label: no call to build it
-                    out.append(Action(r.kind, r.name, r.label, r.progress, r.algorithm, r.lines))
+                if how is ONE:
+                    out.append(what)
+                elif how is LABEL:
+                    out.append(_new(Action, (r.kind, r.name, what(config, pid, state)
+                                             or f"{pid} {r.name}", r.progress, r.algorithm,
+                                             r.lines)))
+                elif how is PLAIN:
+                    out.append(_new(Action, (r.kind, r.name, f"{pid} {r.name}", r.progress,
+                                             r.algorithm, r.lines)))
                 else:
                     out.extend(Action(r.kind, name, label, r.progress, r.algorithm, r.lines)
                                for name, label in r.events(config, pid, state))
