@@ -269,7 +269,7 @@ class RuleProtocol(Protocol):
             t = self._tables.get(f)
             if t is None:
                 t = self._tables[f] = select(self.rules, f)
-            if len(memo) >= 256:
+            if len(memo) >= 64:
                 memo.clear()
             entry = memo[id(config)] = (config, self.ablated, t, any(r.role for r in t.rules), {})
         self._last = entry     # one tuple, replaced whole: readers never see half of it
