@@ -64,7 +64,7 @@ export function shapePath(shape, r) {
  * With `spread` (a layout whose links converge and cross, like the game's) each message takes
  * the place nearest its destination where its shape touches no other message and no node.
  */
-export function layoutMessages(messages, nodes, size, r = size * 2, spread = false) {
+export function layoutMessages(messages, nodes, size, r = size * 2, spread = false, k = 1) {
   const chans = new Map();
   for (const m of messages) {
     const k = `${m.src}\u0000${m.dst}`;
@@ -94,7 +94,7 @@ export function layoutMessages(messages, nodes, size, r = size * 2, spread = fal
       out.push({ m, x: ax + dx * t + nx * size * 0.9, y: ay + dy * t + ny * size * 0.9, i, nx, ny });
     });
   }
-  if (spread) spreadOut(lines, nodes, size, r, out);
+  if (spread) spreadOut(lines, nodes, size, r, out, k);
   return out;
 }
 
@@ -103,9 +103,16 @@ export function layoutMessages(messages, nodes, size, r = size * 2, spread = fal
  * each walks back from its destination (never past the one before it on its channel) to the
  * first place clear of every shape placed so far and of every node.
  */
-function spreadOut(lines, nodes, size, r, out) {
+function spreadOut(lines, nodes, size, r, out, k) {
   const taken = out.map((p) => [p.x, p.y, size * 2.3]);
-  for (const n of nodes.values()) taken.push([n.x, n.y, r + size * 1.2]);
+  for (const n of nodes.values()) {
+    taken.push([n.x, n.y, r + size * 1.2]);
+    // a pool's unit squares on its right (views/game.js drawFront: 11 px squares, 3 a column)
+    (Array.isArray(n.units) ? n.units : []).forEach((_, i) => {
+      const rows = Math.min(3, n.units.length), col = Math.floor(i / 3), row = i % 3;
+      taken.push([n.x + r + (10.5 + col * 14) * k, n.y + (row - (rows - 1) / 2) * 14 * k, 8 * k + size * 1.1]);
+    });
+  }
   const free = (x, y) => taken.every(([u, v, d]) => Math.hypot(x - u, y - v) >= d);
   const last = lines.map((L) => L.hi + 1e-9);
   const most = Math.max(0, ...lines.map((L) => L.list.length));
@@ -140,7 +147,7 @@ export function drawMessages(layer, model, hooks, opts) {
   const nodes = model.view.nodes;
   const size = opts.msgSize;
   // Deliverable messages last, so that they are drawn on top of the ones queued behind them.
-  const placed = layoutMessages(Array.from(model.view.messages.values()), nodes, size, opts.r, !!opts.spread)
+  const placed = layoutMessages(Array.from(model.view.messages.values()), nodes, size, opts.r, !!opts.spread, opts.k || 1)
     .sort((a, b) => (a.m.deliverable === b.m.deliverable ? 0 : a.m.deliverable ? 1 : -1));
   const showLabels = placed.length <= 40 && opts.labels;
   keyed(layer, placed, (p) => p.m.id,
@@ -213,6 +220,9 @@ function declutter(layer) {
   const kept = [];
   const vb = svg.viewBox && svg.viewBox.baseVal;
   const px = vb && vb.width && svg.clientWidth ? Math.max(vb.width / svg.clientWidth, vb.height / svg.clientHeight) : 1;   // user units per pixel
+  // a label must not hide another message's shape either
+  const shapes = Array.from(layer.children).filter((g) => g.children[1])
+    .map((g) => [g, g.children[1].getBoundingClientRect()]);
   const gs = Array.from(layer.children).filter((g) => g.__lab)
     .sort((a, b) => (b.__m && b.__m.deliverable ? 1 : 0) - (a.__m && a.__m.deliverable ? 1 : 0));
   for (const g of gs) {
@@ -251,7 +261,8 @@ function declutter(layer) {
       lab.setAttribute("x", x); lab.setAttribute("y", y); lab.setAttribute("text-anchor", anchor);
       lab.textContent = txt;
       const r = lab.getBoundingClientRect();
-      if (!fixed.some((f) => overlaps(f, r)) && !kept.some((k) => overlaps(k, r))) { kept.push(r); ok = true; break; }
+      if (!fixed.some((f) => overlaps(f, r)) && !kept.some((k) => overlaps(k, r))
+          && !shapes.some(([h, b]) => h !== g && overlaps(b, r))) { kept.push(r); ok = true; break; }
     }
     if (!ok) {
       // a message that can be delivered always shows its name (short, in its own place);
