@@ -360,7 +360,10 @@ class RuleProtocol(Protocol):
     def _eager_rule(self, config: Any, pid: str, state: Any) -> str | None:
         """The first eager rule of ``pid`` that holds (its first event), in table order."""
         for r in self._plan(config, pid, state).eager:
-            if r.holds(config, pid, state):
+            when = r.when
+            if when is None or when(config, pid, state):
+                if r.args is None:      # one event, named after the rule: no label to build
+                    return r.name
                 evs = r.events(config, pid, state)
                 if evs:
                     return evs[0][0]
