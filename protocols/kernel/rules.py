@@ -320,10 +320,6 @@ class RuleProtocol(Protocol):
                                         r.lines), r)
         return (r.when, PLAIN, None, r)
 
-    def _own(self, config: Any, pid: str, state: Any) -> Table | None:
-        """``pid``'s own rules in ``config``'s variant (``_mine`` of the whole table)."""
-        return self._plan(config, pid, state).own
-
     def _mine(self, rules: Sequence[Rule], config: Any, pid: str, state: Any) -> list[Rule]:
         """The rules of ``rules`` that ``pid`` has: of its role, present in this config."""
         me = None
