@@ -119,3 +119,27 @@ def test_two_rules_of_one_role_cannot_share_an_event_name() -> None:
 
             @rule(ENV, name="go", role=("boss", "clerk"))
             def b(self, ctx: Ctx, pid: str, _arg: str) -> None: ...
+
+
+def test_one_protocol_object_serves_configs_of_two_variants_in_turn() -> None:
+    """The compiled per-(config, role) rules are a cache: two simulators of different variants
+    sharing one protocol object, stepped alternately, each see their own variant's rules (the
+    'stamp' rule exists only in 'stamped'), and the object pickles without its caches."""
+    import pickle
+    office = Office()
+    sims = {v: Simulator(office, scenario(), v) for v in ("plain", "stamped")}
+    for eid in ("e:boss:go", "a:boss:note:c1", "a:boss:note:c2"):
+        for sim in sims.values():
+            sim.step(eid)
+    while any(e.kind == "deliver" for s in sims.values() for e in s.enabled()):
+        for sim in sims.values():
+            m = next((e.id for e in sim.enabled() if e.kind == "deliver"), None)
+            if m is not None:
+                sim.step(m)
+    assert sims["plain"].proc("c1").got == ("c1",)
+    assert sims["stamped"].proc("c1").got == ("stamped c1",)
+    assert "stamp a note" not in guards(sims["plain"], "c1")
+    copy = pickle.loads(pickle.dumps(office))
+    assert "_memos" not in vars(copy) and "_last" not in vars(copy)
+    assert Simulator(copy, scenario(), "plain").enabled_ids() == ["e:boss:go", "e:c1:go",
+                                                                  "e:c2:go"]

@@ -49,6 +49,9 @@ KINDS = (LOCAL, ENV, TIMEOUT, RECEIVE)
 
 Text = str | Callable[[Any, str, Any], str]
 
+ONE, LABEL, PLAIN, FAMILY = "one", "label", "plain", "family"   # how a rule's event is made
+_new = tuple.__new__    # a NamedTuple without its Python-level constructor (hot path)
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -191,6 +194,18 @@ def _index(slots: Sequence[Rule]) -> Table:
                  all(r.only is None for r in slots))
 
 
+@dataclass(frozen=True)
+class Plan:
+    """One role's rules in one config, compiled once for the hot path: what ``actions()``,
+    ``deliver()``, ``apply()`` and the eager hook run, with no filtering per call."""
+
+    own: Table                                   # the role's rules (what ``_mine`` keeps)
+    acts: tuple[tuple, ...]                      # per offered action rule: (when, rule, fixed)
+    eager: tuple[Rule, ...]                      # the role's eager rules, in table order
+    receivers: dict[str, tuple[tuple, ...]]      # message kind -> ((when, rule, effect), ...)
+    effects: dict[str, Callable]                 # action name -> bound effect
+
+
 class RuleProtocol(Protocol):
     """A protocol whose behaviour is its rules table: subclasses declare rules, not
     ``actions`` / ``on_<Kind>`` / ``guards``. ``role(config, pid, state)`` picks which rules
@@ -235,23 +250,75 @@ class RuleProtocol(Protocol):
 
     def table(self, config: Any) -> Table:
         """The rules in force in ``config``'s variant (every role)."""
-        f = self.features(config)
-        t = self._tables.get(f)
-        if t is None:
-            t = self._tables[f] = select(self.rules, f)
-        return t
+        return self._memo(config)[2]
 
-    def _own(self, config: Any, pid: str, state: Any) -> Table | None:
-        """``pid``'s own rules in ``config``'s variant (``_mine`` of the whole table), cached
-        per role; None where ``only`` rules make them depend on the config itself."""
+    def _memo(self, config: Any) -> tuple:
+        """(config, ablated, table, any rule has a role, role -> Plan) for ``config``.
+
+        The kernel asks about one config again and again (and the web server about a few, one
+        per session), so each config's table and plans are kept, by identity: the entry holds
+        the config, so no other object can take its place, and configs need not be hashable.
+        Only a cache: what a step does never depends on it."""
+        last = self._last
+        if last[0] is config and last[1] is self.ablated:
+            return last
+        memo = self.__dict__.setdefault("_memos", {})
+        entry = memo.get(id(config))
+        if entry is None or entry[0] is not config or entry[1] is not self.ablated:
+            f = self.features(config)
+            t = self._tables.get(f)
+            if t is None:
+                t = self._tables[f] = select(self.rules, f)
+            if len(memo) >= 64:
+                memo.clear()
+            entry = memo[id(config)] = (config, self.ablated, t, any(r.role for r in t.rules), {})
+        self._last = entry     # one tuple, replaced whole: readers never see half of it
+        return entry
+
+    _last: tuple = (object(), None, None, True, {})
+
+    def __getstate__(self) -> dict:
+        """Pickled without the caches (they hold configs and bound methods)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_memos", "_last")}
+
+    def _plan(self, config: Any, pid: str, state: Any) -> Plan:
+        """``pid``'s compiled rules in ``config`` (its role's, present in this config): built
+        once per (config, role), so a step filters nothing."""
+        last = self._last
+        if last[0] is not config or last[1] is not self.ablated:
+            last = self._memo(config)
+        me = self.role(config, pid, state) if last[3] else ""
+        p = last[4].get(me)
+        if p is None:
+            p = last[4][me] = self._compile(config, pid, state)
+        return p
+
+    def _compile(self, config: Any, pid: str, state: Any) -> Plan:
         t = self.table(config)
-        if not t.fixed:
-            return None
-        me = self.role(config, pid, state)
-        own = t.own.get(me)
+        own = t.own.get(self.role(config, pid, state)) if t.fixed else None
         if own is None:
-            own = t.own[me] = _index(self._mine(t.rules, config, pid, state))
-        return own
+            own = _index(self._mine(t.rules, config, pid, state))
+            if t.fixed:
+                t.own[self.role(config, pid, state)] = own
+        acts = tuple(self._offer(r) for r in own.actions if not r.eager)
+        receivers = {k: tuple((r.when, r, getattr(self, r.effect)) for r in rs)
+                     for k, rs in own.by_message.items()}
+        effects = {n: getattr(self, rs[0].effect) for n, rs in own.by_name.items()}
+        return Plan(own, acts, tuple(r for r in own.actions if r.eager), receivers, effects)
+
+    @staticmethod
+    def _offer(r: Rule) -> tuple:
+        """How ``actions()`` offers rule r: (guard, how, what, rule) with how = ONE (``what``
+        is the Action itself: a constant label), LABEL (``what`` labels it), PLAIN (the
+        default label "pid name") or FAMILY (one event per argument, ``Rule.events``)."""
+        if r.args is not None:
+            return (r.when, FAMILY, None, r)
+        if callable(r.label):
+            return (r.when, LABEL, r.label, r)
+        if r.label:
+            return (r.when, ONE, Action(r.kind, r.name, r.label, r.progress, r.algorithm,
+                                        r.lines), r)
+        return (r.when, PLAIN, None, r)
 
     def _mine(self, rules: Sequence[Rule], config: Any, pid: str, state: Any) -> list[Rule]:
         """The rules of ``rules`` that ``pid`` has: of its role, present in this config."""
@@ -270,18 +337,29 @@ class RuleProtocol(Protocol):
     # ---- derived behaviour ----------------------------------------------------------------
     def actions(self, config: Any, pid: str, state: Any) -> list[Action]:
         out = []
-        own = self._own(config, pid, state)
-        for r in (own.actions if own is not None
-                  else self._mine(self.table(config).actions, config, pid, state)):
-            if not r.eager and r.holds(config, pid, state):
-                out.extend(Action(r.kind, name, label, r.progress, r.algorithm, r.lines)
-                           for name, label in r.events(config, pid, state))
+        for when, how, what, r in self._plan(config, pid, state).acts:
+            if when is None or when(config, pid, state):
+                if how is ONE:
+                    out.append(what)
+                elif how is LABEL:
+                    out.append(_new(Action, (r.kind, r.name, what(config, pid, state)
+                                             or f"{pid} {r.name}", r.progress, r.algorithm,
+                                             r.lines)))
+                elif how is PLAIN:
+                    out.append(_new(Action, (r.kind, r.name, f"{pid} {r.name}", r.progress,
+                                             r.algorithm, r.lines)))
+                else:
+                    out.extend(Action(r.kind, name, label, r.progress, r.algorithm, r.lines)
+                               for name, label in r.events(config, pid, state))
         return out
 
     def _eager_rule(self, config: Any, pid: str, state: Any) -> str | None:
         """The first eager rule of ``pid`` that holds (its first event), in table order."""
-        for r in self._mine(self.table(config).actions, config, pid, state):
-            if r.eager and r.holds(config, pid, state):
+        for r in self._plan(config, pid, state).eager:
+            when = r.when
+            if when is None or when(config, pid, state):
+                if r.args is None:      # one event, named after the rule: no label to build
+                    return r.name
                 evs = r.events(config, pid, state)
                 if evs:
                     return evs[0][0]
@@ -289,28 +367,28 @@ class RuleProtocol(Protocol):
 
     def receiver(self, config: Any, state: Any, msg: Message) -> Rule | None:
         """The rule that handles ``msg`` at its destination in ``state`` (None: no rule does)."""
-        own = self._own(config, msg.dst, state)
-        for r in (own.by_message.get(msg.kind, ()) if own is not None else self._mine(
-                self.table(config).by_message.get(msg.kind, ()), config, msg.dst, state)):
-            if r.holds(config, msg.dst, state, msg):
+        dst = msg.dst
+        for when, r, _ in self._plan(config, dst, state).receivers.get(msg.kind, ()):
+            if when is None or when(config, dst, state, msg):
                 return r
         return None
 
     def deliver(self, ctx: Ctx, msg: Message) -> None:
-        r = self.receiver(ctx.config, ctx.get(msg.dst), msg)
-        if r is None:
-            raise NotImplementedError(f"{self.id}: no rule receives {msg.kind} at {msg.dst} "
-                                      "in its current state")
-        getattr(self, r.effect)(ctx, msg)
+        config, dst = ctx.config, msg.dst
+        state = ctx.get(dst)
+        for when, _, effect in self._plan(config, dst, state).receivers.get(msg.kind, ()):
+            if when is None or when(config, dst, state, msg):
+                effect(ctx, msg)
+                return
+        raise NotImplementedError(f"{self.id}: no rule receives {msg.kind} at {dst} "
+                                  "in its current state")
 
     def apply(self, ctx: Ctx, pid: str, name: str) -> None:
         head, _, arg = name.partition(":")
-        own = self._own(ctx.config, pid, ctx.get(pid))
-        rules = (own.by_name.get(head, ()) if own is not None else self._mine(
-            self.table(ctx.config).by_name.get(head, ()), ctx.config, pid, ctx.get(pid)))
-        if not rules:
+        effect = self._plan(ctx.config, pid, ctx.get(pid)).effects.get(head)
+        if effect is None:
             raise NotImplementedError(f"{self.id}: no rule named {head!r}")
-        getattr(self, rules[0].effect)(ctx, pid, arg)    # names are unique within a role
+        effect(ctx, pid, arg)    # names are unique within a role
 
     def message_kinds(self) -> tuple[str, ...]:
         return tuple(self._by_message)
