@@ -262,16 +262,17 @@ class RuleProtocol(Protocol):
         last = self._last
         if last[0] is config and last[1] is self.ablated:
             return last
-        memo = self.__dict__.setdefault("_memos", {})
-        entry = memo.get(id(config))
-        if entry is None or entry[0] is not config or entry[1] is not self.ablated:
+        memo: list[tuple] = self.__dict__.setdefault("_memos", [])
+        entry = next((e for e in memo if e[0] is config and e[1] is self.ablated), None)
+        if entry is None:      # a short list searched by identity: no id(), no hashing
             f = self.features(config)
             t = self._tables.get(f)
             if t is None:
                 t = self._tables[f] = select(self.rules, f)
             if len(memo) >= 64:
                 memo.clear()
-            entry = memo[id(config)] = (config, self.ablated, t, any(r.role for r in t.rules), {})
+            entry = (config, self.ablated, t, any(r.role for r in t.rules), {})
+            memo.append(entry)
         self._last = entry     # one tuple, replaced whole: readers never see half of it
         return entry
 
