@@ -262,3 +262,17 @@ def test_view_data_for_the_tree_view():
     assert v["extra"]["virtual_ring"] == ["r", "b", "r", "a"]
     labels = {sim.protocol.message_label(m) for m in sim.inflight.values()}
     assert {"ResT", "PushT", "PrioT", "ctrl(1,F,0,0)"} <= labels
+
+
+def test_asynchronous_rounds_are_counted_to_legitimacy():
+    """converged_at.async_rounds: rounds in which every process enabled at the round's start
+    stepped (or was disabled), up to the step legitimacy began; a chaos start needs more of them
+    than controller traversals, and a prefix never has more rounds than the whole."""
+    from protocols.kout_tree.legitimacy import async_rounds
+    sim = build(resolve("kout-chaos"), "full")
+    drive(sim, make_scheduler("random", 3), 2000)
+    conv = report(sim)["converged_at"]
+    assert conv is not None
+    assert conv["async_rounds"] == async_rounds(sim, conv["step"]) >= conv["rounds"] >= 1
+    assert async_rounds(sim, 0) == 0
+    assert async_rounds(sim, conv["step"] // 2) <= conv["async_rounds"]
