@@ -209,3 +209,64 @@ def test_full_every_schedule_two_conflicting_tasks_from_the_competition(t1_statu
         sim.step(sched.choose(sim))
     n, stuck = every_schedule(sim)
     assert n > 50 and stuck == []
+
+
+def test_the_inspector_shows_a_tasks_rules_of_its_status_and_a_managers_one_per_form():
+    """Rules tables: a task's role is its status; a manager has one receive rule per form."""
+    from protocols.scenario import gallery
+    sim = build(gallery()["game-conflict"], "full")
+    forms = {"Registration", "Admission", "Request", "Order", "Advancing", "Withdrawal",
+             "Winning", "Releasing"}
+    seen = set()
+    for _ in range(60):
+        for pid in sim.pids:
+            s = sim.proc(pid)
+            guards = sim.inspect(pid)["guards"]
+            if isinstance(s, TaskState):
+                seen.add(s.status)
+                names = {g["name"] for g in guards}
+                assert ("send a registration form" in names) == (s.status == "REGISTERING")
+                assert ("send a request" in names) == (s.status == "TRYING")
+                assert "receive the manager's Info" in names
+            elif isinstance(s, AgentState):
+                assert not any(g["receives"] for g in guards)
+            else:
+                assert {g["receives"] for g in guards} == forms
+        ids = sim.enabled_ids()
+        if not ids:
+            break
+        sim.step(ids[0])
+    assert {"REGISTERING", "TRYING"} <= seen
+
+
+def test_every_rule_and_its_narration_cite_the_same_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each event's reference (its rule's, shown by the inspector) and its narration's agree:
+    the same section, and the narration's pages are the rule's or among them (a rule for a
+    message whose handling spans pp. 16-17 narrates each part with its own page). Every rule
+    runs at least once in the gallery's task_game runs (recorded and random schedules)."""
+    import functools
+
+    from protocols.scenario import gallery
+    from protocols.task_game.protocol import TaskGame
+    said: dict[str, set[tuple[str | None, tuple[int, ...]]]] = {}
+    for r in TaskGame.rules:
+        def wrap(fn, r=r):  # type: ignore[no-untyped-def]
+            @functools.wraps(fn)
+            def effect(self, ctx, *a):  # type: ignore[no-untyped-def]
+                n = len(ctx.narration)
+                fn(self, ctx, *a)
+                said.setdefault(r.effect, set()).update((x.algorithm, x.lines) for x in ctx.narration[n:])
+            return effect
+        monkeypatch.setattr(TaskGame, r.effect, wrap(getattr(TaskGame, r.effect)))
+    for sc in (s for s in gallery().values() if s.protocol == "task_game"):
+        for v in ("restricted", "complete", "full"):
+            for kind in (None, "random"):
+                sim = build(sc, v)
+                drive(sim, scheduler_for(sc, v, kind, 3 if kind else None), 3000)
+    bad = []
+    for r in TaskGame.rules:
+        assert said.get(r.effect), f"{r.effect} never ran"
+        for alg, pages in said[r.effect]:
+            if alg != r.algorithm or not set(pages) <= set(r.lines) or not pages:
+                bad.append((r.effect, (r.algorithm, r.lines), (alg, pages)))
+    assert bad == [], bad

@@ -24,6 +24,7 @@ class Features:
     prio: bool
     controller: bool
     printed: bool
+    on: frozenset[str] = frozenset()    # the variant's named features (the rules' feature=)
 
 
 # The variants as named features (kernel.variants): ``as-printed`` is the printed pseudocode;
@@ -55,7 +56,8 @@ def features(variant: str) -> Features:
     """The switches the algorithms read, from the variant's named features."""
     on = VARIANT_TABLE.on(variant)
     return Features(pusher="no-pusher" not in on, prio="no-priority" not in on,
-                    controller="no-controller" not in on, printed="prose-guards" not in on)
+                    controller="no-controller" not in on, printed="prose-guards" not in on,
+                    on=on)
 
 
 VARIANTS: dict[str, Features] = {v: features(v) for v in VARIANT_TABLE.names}

@@ -55,8 +55,11 @@ class Tree:
         return g
 
     def positions(self) -> dict[str, tuple[float, float]]:
-        """Root at the top of a 1000×700 box; leaves spread evenly in DFS order, each parent
-        centred over its children; one row per depth."""
+        """Root at the top of a box 1000 wide; leaves spread evenly in DFS order, each parent
+        centred over its children; one row per depth.  Rows are at most 0.8 leaf-gaps apart:
+        a wide tree is drawn wide and flat, so on a landscape screen its nodes are far enough
+        apart for the queue chips and token labels beside them (a deep, narrow tree keeps
+        rows up to 580/depth apart)."""
         depth = nx.shortest_path_length(self.graph(), self.root)
         rows = max(depth.values()) or 1
         xs: dict[str, float] = {}
@@ -68,7 +71,8 @@ class Tree:
             ch = self.children(p)
             if ch:
                 xs[p] = sum(xs[c] for c in ch) / len(ch)
-        return {p: (round(xs[p], 1), round(60 + depth[p] * 580 / rows, 1)) for p in self.pids}
+        pitch = min(580 / rows, 0.8 * step)
+        return {p: (round(xs[p], 1), round(60 + depth[p] * pitch, 1)) for p in self.pids}
 
     def children(self, p: str) -> tuple[str, ...]:
         return self.nbr[p] if p == self.root else self.nbr[p][1:]

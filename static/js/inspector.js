@@ -60,11 +60,12 @@ export function renderInspector(box, data, act = null) {
       li.appendChild(el("div", "waitfor", `no ${kind} can be delivered to ${data.proc} now${why}`));
     } else if (!g.holds && g.waiting_for) li.appendChild(el("div", "waitfor", `waits for ${g.waiting_for}`));
     if (g.holds && (g.events || []).length) {
-      const d = el("div", "gevents", "deliverable: ");
+      // a receive guard's events are message deliveries; any other guard's are local actions
+      const d = el("div", "gevents", g.receives ? "deliverable: " : "enabled: ");
       for (const id of g.events) {
         const b = el("button", "gdeliver", id);
         b.type = "button";
-        b.title = `deliver ${id} now`;
+        b.title = g.receives ? `deliver ${id} now` : `take ${id} now`;
         if (act) b.addEventListener("click", () => act.deliver(id));
         d.appendChild(b);
       }

@@ -74,5 +74,7 @@ export default {
   drawBack,
   drawFront,
   edgeDirected: (e) => e.directed === true,
-  queueAnchor: (n, idx, ctx) => ({ x: n.x + ctx.r + 8 * (ctx.k || 1), y: n.y - ctx.r + idx * 18 * (ctx.k || 1), right: true }),
+  // Above-right of the node, in the gap between rows: beside it, a wide tree's next node in the
+  // same row would sit under the chips.
+  queueAnchor: (n, idx, ctx) => ({ x: n.x + ctx.r * 0.7, y: n.y - ctx.r - (9 + idx * 18) * (ctx.k || 1), right: true }),
 };
