@@ -54,6 +54,7 @@ CAPTIONS: dict[str, tuple[str, Any]] = {
     "coterie-random": ("cycle", ["u1", "u5", "u3"]),
     "game-conflict": ("cycle", ["T2", "T1"]),
     "game-fault": ("crashed", "T1"),
+    "game-locality-chain": ("crashed", "T1"),
     "game-lost-winning": ("say", "winning form is lost"),
     "game-three-nodes": ("cycle", ["T5", "T3", "T1"]),
     "token-ring": ("cs", ["p0"]),

@@ -19,7 +19,8 @@ import pytest
 from protocols.runner import build, scheduler_for
 from protocols.scenario import resolve
 
-SCENARIOS = ("game-three-nodes", "game-conflict", "game-fault", "game-lost-winning")
+SCENARIOS = ("game-three-nodes", "game-conflict", "game-fault", "game-lost-winning",
+             "game-locality-chain")
 VARIANTS = ("restricted", "complete", "full")
 W, H = 940, 350          # #view at a 1280 x 720 viewport, with the side panel (as low
                          # as 358 px when the legend and the narration take two lines)

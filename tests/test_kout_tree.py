@@ -285,3 +285,17 @@ def test_the_inspector_shows_the_rules_of_the_variants_tokens_and_the_processs_a
     assert ("TimeOut(), or a tick of the root's clock" in root) == ("ctrl" in kinds)
     counted = "accept ctrl from Succ with C = myC (count, then judge)" in root
     assert counted == (variant == "full")
+
+
+def test_asynchronous_rounds_are_counted_to_legitimacy():
+    """converged_at.async_rounds: rounds in which every process enabled at the round's start
+    stepped (or was disabled), up to the step legitimacy began; a chaos start needs more of them
+    than controller traversals, and a prefix never has more rounds than the whole."""
+    from protocols.kout_tree.legitimacy import async_rounds
+    sim = build(resolve("kout-chaos"), "full")
+    drive(sim, make_scheduler("random", 3), 2000)
+    conv = report(sim)["converged_at"]
+    assert conv is not None
+    assert conv["async_rounds"] == async_rounds(sim, conv["step"]) >= conv["rounds"] >= 1
+    assert async_rounds(sim, 0) == 0
+    assert async_rounds(sim, conv["step"] // 2) <= conv["async_rounds"]

@@ -186,9 +186,13 @@ def test_worst_case_waiting_time_is_searched_over_every_schedule():
     sc = parse(x.scenario)
     wc = worst_case(sc, "no-controller", "waiting_time", 5_000)
     assert wc["result"] == "ok" and wc["bound"] == 1
-    assert wc["max"] == 1 and not wc["over_bound"]       # reached: r enters while p1 waits
+    assert wc["max"] == 1 and not wc["over_bound"]       # reached: p1 enters while r waits
     sim = Simulator(get("kout_tree"), sc, "no-controller")
     sim.replay(wc["witness"])                            # the witness is a real schedule
-    assert max(s[3] for s in sim.monitors.served) == 1
+    # ... ending where the root's request is satisfied (it holds its token, Theorem 2's end
+    # of waiting) after one entry by p1, before the root's own EnterCS
+    r = sim.proc("r")
+    assert r.State == "Req" and len(r.RSet) == r.Need == 1 and "r" not in sim.cs
+    assert sim.monitors.cs_entries == 1 and "r" in sim.waiting
     small = worst_case(sc, "no-controller", "waiting_time", 50)
     assert small["result"] == "limit" and small["stopped"] == "max_states"

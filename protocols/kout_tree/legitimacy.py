@@ -150,6 +150,32 @@ def observe(sim: Any) -> list[str]:
     return []
 
 
+def async_rounds(sim: Any, upto: int) -> int:
+    """Asynchronous rounds completed in the first ``upto`` steps of ``sim``'s trace, replayed on
+    a fresh simulator: a round ends once every process enabled at its start (an action or a
+    message to receive; faults do not count) has taken a step or is no longer enabled."""
+    from ..kernel import FAULT, Simulator
+    run = Simulator(sim.protocol, sim.scenario, sim.variant)
+
+    def enabled() -> set[str]:
+        return {e.pid for e in run.enabled() if e.kind != FAULT}
+
+    pending = enabled()
+    rounds = 0
+    for eid in sim.trace[:upto]:
+        ev = next((e for e in run.enabled() if e.id == eid), None)
+        run.step(eid)
+        if ev is not None:
+            pending.discard(ev.pid)
+        pending &= enabled()
+        if not pending:
+            rounds += 1
+            pending = enabled()
+            if not pending:
+                break
+    return rounds
+
+
 def report(sim: Any) -> dict[str, Any]:
     cfg: Config = sim.config
     t = track(sim)
@@ -169,7 +195,8 @@ def report(sim: Any) -> dict[str, Any]:
     n = cfg.tree.n
     waits = [w for (_p, _t, _r, w) in sim.monitors.served]
     return {
-        "converged_at": None if since is None else {"step": since, "rounds": rounds_at},
+        "converged_at": None if since is None else {"step": since, "rounds": rounds_at,
+                                                    "async_rounds": async_rounds(sim, since)},
         "legitimate": t.legit(now),
         "controller_rounds": wraps,
         "transient": [{"step": s, "text": x} for s in sorted(t.transient) if s <= now

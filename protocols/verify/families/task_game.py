@@ -6,8 +6,10 @@ P(i-1 mod L) and Pi, every pool shared by two tasks. Every pool has one unit. Wi
 ``private`` each task also needs a pool of its own (ρ = 3). Nodes: agents A1..An (n = 1..3);
 pool Pj sits at node A(1 + j mod n), task Ti is created by agent A(1 + i mod n). The faulty runs
 crash each task at each phase it reaches (``protocols/verify/locality.py``) and measure how far
-the failure reaches in the conflict graph; complete and full claim failure locality 1 (paper,
-Sec. 1).
+the failure reaches in the conflict graph. The paper claims failure locality 1 for the complete
+game (Sec. 1); it does not hold in any variant (gallery ``game-locality-chain``: distance 2,
+found by ``protocols/verify/locality_search.py``), so the runs are judged against the measured
+locality 2: a crash run that disturbs a task farther away is a counterexample.
 """
 
 from __future__ import annotations
@@ -57,6 +59,6 @@ FAMILIES = [
                                                          and (shape, L) in (("chain", 2),
                                                                             ("chain", 3)))),
            max_states=20_000, seeds=6, steps=4000, faults={"crash": True},
-           judge_faults="locality", locality={"complete": 1, "full": 1},
+           judge_faults="locality", locality={"restricted": 2, "complete": 2, "full": 2},
            worst="forms_per_task"),
 ]

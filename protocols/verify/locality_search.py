@@ -1,0 +1,217 @@
+"""Failure locality by exhaustive search: every crash point of one task, every schedule.
+
+The random crash runs (``locality.py``) sample crash points and schedules; this searches them
+all. For a task T of a task_game instance, the explorer's search API runs with exactly one fault
+allowed, ``f:crash:T``, at any reachable state (no other fault), keeps the graph's edges and
+records, for every state, which tasks have executed there (reached ACCESSING). A task U other
+than T *starves* at a state where T has crashed, U has not executed, and no state where U has
+executed can be reached from it by any continuation. The largest conflict-graph distance from T
+of a starving task, over every crashed task, is the instance's failure locality; the schedule
+to such a state, finished by the oldest-first scheduler, replays it. A plug-in on the public
+``search`` (``SearchOptions.events`` / ``goal`` / ``keep_edges``): nothing in the explorer
+changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import networkx as nx
+
+EXECUTED = ("ACCESSING", "RELEASING", "LEFT")
+
+
+def relative_clock_key(state: Any, fifo: bool = True) -> Any:
+    """The state's key with every agent's clock made relative to its tasks' alarm-clocks: the
+    guards only compare clock >= alarm-clock and set alarm-clock = clock + Γ, so states equal up
+    to a shift of a clock behave the same; without it a blocked task's alarm cycles make the
+    space infinite (tests/test_task_game.py's every-schedule searches make the same shift), messages
+    numbered away as the explorer's own key does."""
+    from ..explorer.keys import plain_key
+    from ..task_game.data import AgentState, TaskState
+    procs = []
+    for p in state.procs:
+        if isinstance(p, AgentState):
+            p = replace(p, clock=0, alarms=tuple((t, m - p.clock) for t, m in p.alarms))
+        elif isinstance(p, TaskState):
+            off = None if p.alarm_clock is None else p.alarm_clock - p.clock
+            p = replace(p, clock=0, alarm_clock=off)
+        procs.append(p)
+    return plain_key(replace(state, procs=tuple(procs)), fifo)
+
+
+def crash_search(sc: Any, variant: str, task: str, max_states: int = 200_000,
+                 max_seconds: float | None = None) -> dict[str, Any]:
+    """Every schedule of ``sc`` in which ``task`` may crash once, anywhere: the starving tasks
+    (those that can never execute any more) by distance, and a witness for the farthest."""
+    from ..runner import build
+    return starving(build(_crashable(sc), variant), task, max_states, max_seconds)
+
+
+def starving(sim: Any, task: str, max_states: int = 200_000,
+             max_seconds: float | None = None) -> dict[str, Any]:
+    """From ``sim``'s current state, every schedule with no fault but ``task``'s crash (once,
+    if it has not crashed yet): the tasks that can never execute at some reachable state where
+    ``task`` has crashed, by conflict distance from it, and the shortest way to the farthest
+    (``witness.prefix``: the events from ``sim``'s current state)."""
+    from ..explorer import SearchOptions, search
+    cfg = sim.config
+    tasks = list(cfg.task_order)
+    bit = {t: 1 << i for i, t in enumerate(tasks)}
+    crash_id = f"f:crash:{task}"
+    marks: list[tuple[int, bool]] = []       # per node, in node order: (executed mask, crashed)
+
+    def allowed(view: Any, ev: Any) -> bool:
+        return not ev.id.startswith("f:") or (ev.id == crash_id and not view.crashed)
+
+    def record(view: Any) -> None:
+        mask = 0
+        for t in tasks:
+            if view.proc(t).status in EXECUTED:
+                mask |= bit[t]
+        marks.append((mask, task in view.crashed))
+        return None
+
+    res = search(sim, SearchOptions(max_states=max_states, events=allowed, goal=record, key=lambda st: relative_clock_key(st, sim.fifo),
+                                    violations=False, deadlocks=False, keep_edges=True,
+                                    max_seconds=max_seconds))
+    g = res.graph
+    if res.complete and len(marks) != len(g.parent):   # pragma: no cover - engine contract
+        raise AssertionError("the goal hook did not see every state once")
+    out: dict[str, Any] = {"crashed": task, "states": res.states,
+                           "transitions": res.transitions, "complete": res.complete,
+                           "result": "ok" if res.complete else "limit", "starving": {},
+                           "max_distance": 0, "witness": None}
+    if not res.complete:
+        return out
+    pred: dict[int, list[int]] = {}
+    for u, vs in g.succ.items():
+        for v in vs:
+            pred.setdefault(v, []).append(u)
+    dist = nx.single_source_shortest_path_length(cfg.conflict, task)
+    best: tuple[int, int] | None = None     # (distance, -depth) of the witness
+    for u in tasks:
+        if u == task or u in sim.crashed:
+            continue
+        can = {i for i, (m, _) in enumerate(marks) if m & bit[u]}
+        work = list(can)
+        while work:
+            v = work.pop()
+            for p in pred.get(v, ()):
+                if p not in can:
+                    can.add(p)
+                    work.append(p)
+        stuck = [i for i, (m, crashed) in enumerate(marks)
+                 if crashed and not m & bit[u] and i not in can]
+        if not stuck:
+            continue
+        d = dist.get(u)          # None: not connected to the crashed task at all
+        node = min(stuck, key=lambda i: g.depth[i])
+        out["starving"][u] = {"distance": d, "states": len(stuck), "shortest": g.depth[node]}
+        key = (d if d is not None else 10**6, -g.depth[node])
+        if best is None or key > best:
+            best = key
+            out["witness"] = {"victim": u, "distance": d, "prefix": g.path(node)}
+    if best is not None:
+        out["max_distance"] = best[0]
+    return out
+
+
+def _crashable(sc: Any) -> Any:
+    return sc.model_copy(update={"faults": sc.faults.model_copy(update={"crash": True,
+                                                                        "rate": 0.0})})
+
+
+def finish(sc: Any, variant: str, prefix: list[str], steps: int = 4000) -> list[str]:
+    """``prefix`` replayed, then run to its end by the oldest-first scheduler without faults:
+    a complete replayable schedule of the starvation."""
+    from ..kernel import make_scheduler
+    from ..runner import build
+    sim = build(_crashable(sc), variant)
+    sim.replay(prefix)
+    sched = make_scheduler("oldest")
+    while sim.step_no < steps:
+        eid = sched.choose(sim)
+        if eid is None or eid.startswith("f:"):
+            break
+        sim.step(eid)
+    return list(sim.trace)
+
+
+def locality(sc: Any, variant: str, max_states: int = 200_000,
+             max_seconds: float | None = None) -> dict[str, Any]:
+    """``crash_search`` for every task of ``sc``: the instance's failure locality (the largest
+    distance of a starving task over every crashed task) with the witness, or ``limit``."""
+    from ..runner import build
+    tasks = list(build(sc, variant).config.task_order)
+    per = [crash_search(sc, variant, t, max_states, max_seconds) for t in tasks]
+    out: dict[str, Any] = {
+        "result": "ok" if all(p["complete"] for p in per) else "limit",
+        "states": sum(p["states"] for p in per),
+        "max_distance": max((p["max_distance"] for p in per), default=0),
+        "per_task": {p["crashed"]: {k: v for k, v in p.items() if k != "witness"}
+                     for p in per},
+        "witness": None,
+    }
+    far = max(per, key=lambda p: (p["max_distance"], p["witness"] is not None))
+    if far["witness"] is not None:
+        w = dict(far["witness"])
+        w["crashed"] = far["crashed"]
+        w["schedule"] = finish(sc, variant, w["prefix"])
+        out["witness"] = w
+    return out
+
+
+def crash_points(sc: Any, variant: str, task: str, seeds: int, steps: int = 4000,
+                 max_states: int = 20_000, max_seconds: float | None = None) -> dict[str, Any]:
+    """A cheaper, partial search: along the seeded random runs 0..seeds-1 (fault-free), crash
+    ``task`` just after each of its own steps (every point where its state changed), and from
+    each crash point search every continuation (``starving``, no crash left to make). Crash
+    points are sampled, continuations are exhaustive; a crash point whose search hits
+    ``max_states`` is counted as ``limit`` and says nothing."""
+    from ..kernel import make_scheduler
+    from ..runner import build
+    sc = _crashable(sc)
+    points = ok = limit = 0
+    hist: dict[int, int] = {}
+    witness: dict[str, Any] | None = None
+    best = 0
+    for seed in range(seeds):
+        sim = build(sc, variant)
+        sched = make_scheduler("random", seed)
+        trace: list[str] = []
+        last = sim.proc(task)
+        crash_at: list[int] = []
+        while sim.step_no < steps:
+            eid = sched.choose(sim)
+            if eid is None:
+                break
+            if eid.startswith("f:"):
+                continue
+            sim.step(eid)
+            trace.append(eid)
+            now = sim.proc(task)
+            if now != last:
+                crash_at.append(len(trace))
+                last = now
+        for k in crash_at:
+            run = build(sc, variant)
+            run.replay(trace[:k] + [f"f:crash:{task}"])
+            r = starving(run, task, max_states, max_seconds)
+            points += 1
+            if not r["complete"]:
+                limit += 1
+                continue
+            ok += 1
+            far = r["max_distance"]
+            hist[far] = hist.get(far, 0) + 1
+            if r["witness"] is not None and far > best:
+                best = far
+                w = r["witness"]
+                witness = {"victim": w["victim"], "distance": w["distance"], "seed": seed,
+                           "crash_after": k,
+                           "prefix": trace[:k] + [f"f:crash:{task}"] + w["prefix"]}
+    return {"crashed": task, "crash_points": points, "searched": ok, "limit": limit,
+            "max_distance": best, "distance_histogram": {str(d): n for d, n in sorted(hist.items())},
+            "witness": witness}
