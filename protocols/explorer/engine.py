@@ -190,6 +190,14 @@ class Search:
         self.complete = False
         self._sets: dict[frozenset, frozenset] = {}
         self.cache: dict[str, tuple[Outcome, Key, int | None, bool, str | None]] = {}
+        # The memoised fast path of ``Transitions`` (no faults): states travel with the numbers
+        # of their process states and message contents, and are loaded only when a hook needs
+        # the simulator.
+        self.fast = transitions.memo and (transitions.viewable or not o.violations)
+        owner = getattr(key, "__self__", None)
+        self.exact = isinstance(owner, Keyer) and not owner.group and not owner.forgets
+        self.root_bad = False
+        self._node: tuple = ()
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
@@ -212,12 +220,28 @@ class Search:
         is a deadlock and what ``goal`` says of it (both judged while the state is loaded, and
         only for new states)."""
         ts = self.ts
+        o = self.options
+        if self.fast:
+            nums, cnums, unf = self._node
+            out = ts.step_fast(st, nums, cnums, unf, ev)
+            self.graph.transitions += 1
+            k = self.key(out.state, st_key, out.touched, out.numbers)
+            j = self.seen.get(k)
+            # A state already stored had no violation when it was stored; with an exact key
+            # (no forget, no symmetry) this one is the same state, so need not be judged again.
+            if o.violations and out.violations is None and (
+                    j is None or not self.exact or (j == 0 and self.root_bad)):
+                ts.judge(out)
+            new = j is None and not (o.violations and out.violations)
+            stuck = new and o.deadlocks and ts.stuck_of(out)
+            goal = o.goal(ts.view_of(out.state, out.nums)) if new and o.goal is not None \
+                else None
+            return out, k, j, stuck, goal
         ts.load(st)
         out = ts.apply(ev)
         self.graph.transitions += 1
         k = self.key(out.state, st_key, out.touched, out.numbers)
         j = self.seen.get(k)
-        o = self.options
         new = j is None and not (o.violations and out.violations)
         stuck = new and o.deadlocks and ts.stuck()
         goal = o.goal(ts.view) if new and o.goal is not None else None
@@ -256,6 +280,7 @@ class Search:
         self._add(root_key, -1, "", ts.unfinished())
         if o.violations:
             bad = ts.violations()
+            self.root_bad = bool(bad)
             if bad and (s := self._found("violation", "; ".join(bad), 0, [])):
                 return s
         if o.deadlocks and ts.stuck() and \
@@ -267,7 +292,13 @@ class Search:
         # The frontier: each state waiting for expansion, with its enabled actions (see
         # ``Outcome.acts``) so that restoring it is cheaper, and its key (its successors' keys
         # are updated from it, see ``Keyer.key``).
-        reps: dict[int, tuple[State, Any, Key]] = {0: (root, None, root_key)}
+        fast = self.fast
+        if fast:
+            nums, cnums = ts.root_numbers()
+            reps: dict[int, tuple] = {0: (root, nums, cnums, root_key)}
+        else:
+            reps = {0: (root, None, None, root_key)}
+        ident_no: dict[Any, int] = {}
         queue: deque[int] = deque([0])
         take = queue.popleft if o.order == "bfs" else queue.pop
         labels = g.labels
@@ -276,9 +307,15 @@ class Search:
         keep = self.keep_edges
         while queue:
             i = take()
-            st, acts, st_key = reps.pop(i)
-            ts.load(st, acts)
-            events = list(ts.enabled())
+            st, nums, cnums, st_key = reps.pop(i)
+            if fast:
+                self._node = (nums, cnums, g.waiting[i])
+                events = ts.events_at(st, nums, cnums)
+                if o.events is not None or o.can_finish or (not events and o.final):
+                    ts.load_nums(st, nums)
+            else:
+                ts.load(st, nums)
+                events = list(ts.enabled())
             if o.events is not None:
                 view = ts.view
                 events = [e for e in events if o.events(view, e)]
@@ -312,15 +349,21 @@ class Search:
                         return s
                     if goal and (s := self._found("goal", goal, j, g.path(j))):
                         return s
-                    reps[j] = (out.state, out.acts, k)
+                    reps[j] = (out.state, out.nums, out.cnums, k) if fast else \
+                        (out.state, out.acts, None, k)
                     queue.append(j)
                     if self.audit is not None:
                         self.audit(out.state, lambda j=j: g.path(j))
                 if keep:
-                    lab = label(ev)
-                    n = labels.get(lab)
+                    ident = out.ident
+                    n = ident_no.get(ident) if ident is not None else None
                     if n is None:
-                        n = labels[lab] = len(labels)
+                        lab = label(ev)
+                        n = labels.get(lab)
+                        if n is None:
+                            n = labels[lab] = len(labels)
+                        if ident is not None:
+                            ident_no[ident] = n
                     succ.append(j)
                     codes.append(n * 4 + 2 * is_fair_demand(ev) + out.entered_cs)
             if keep:

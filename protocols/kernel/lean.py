@@ -53,6 +53,10 @@ class _QuietCtx(Ctx):
 class LeanSimulator(Simulator):
     """A ``Simulator`` for state-space search; build it with ``LeanSimulator.adopt(sim)``."""
 
+    # The Ctx a step hands the protocol (``Transitions`` swaps in one that also notes which
+    # processes the handler read, to memoise transitions that read only their own process).
+    ctx_class: type = _QuietCtx
+
     @classmethod
     def adopt(cls, sim: Simulator) -> "LeanSimulator":
         """A lean twin of ``sim`` in ``sim``'s current state, sharing its protocol, scenario and
@@ -212,7 +216,7 @@ class LeanSimulator(Simulator):
     # ------------------------------------------------------------------ stepping
     def _apply(self, ev: Event) -> tuple:
         """``Simulator._apply`` without narration, metrics and ``_since``."""
-        ctx = _QuietCtx(self)
+        ctx = self.ctx_class(self)
         self.step_no += 1
         kind = ev.kind
         if kind == DELIVER:
