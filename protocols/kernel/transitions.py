@@ -17,6 +17,7 @@ track) stays bounded and is read as if the parent were the start.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,6 +185,13 @@ class Transitions:
         self._current: State | None = self.initial
         self._base_of: State | None = None
         self._base: Working = ()
+        # Message contents (src, dst, kind, body) by number, each content's channel by number
+        # and whether delivering it is progress: ``content_number``.
+        self._cnum: dict[tuple, int] = {}
+        self._contents: list[tuple] = []
+        self.channel_of: list[int] = []
+        self._chans: dict[tuple[str, str], int] = {}
+        self._prog: list[bool] = []
         # The memoised fast path (``step_fast``): see "Local transitions" below.
         f = self._sim.faults
         self.memo = fast and not (f is not None and getattr(f, "any", False))
@@ -332,10 +340,6 @@ class Transitions:
         sim.watch_ok = True
         self._index = sim.index
         self._effects: dict[tuple, tuple] = {}
-        self._cnum: dict[tuple, int] = {}
-        self._chan_of: list[int] = []      # per content number: its channel's number
-        self._chans: dict[tuple[str, str], int] = {}
-        self._prog: list[bool] = []        # per content number: ``protocol.is_progress``
         self._dev: dict[tuple[int, int], Event] = {}
         self._msg: dict[tuple[int, int], Message] = {}
         self._acts_of = sim._events_of     # per process index: state number -> action events
@@ -347,6 +351,9 @@ class Transitions:
         v.capacity, v.protocol, v.variant, v.fifo = sim.capacity, sim.protocol, sim.variant, \
             sim.fifo
         self._capacity = sim.capacity
+        self._state_of: list[Any] = []    # process state number -> the state (``unpack``)
+        self._extras: dict[tuple, int] = {}
+        self._extra_list: list[tuple] = []
         self.slow = 0                      # transitions that took the lean simulator
         # Whether ``violations`` can be judged on a ``_View`` (else a search that judges
         # violations should not take the fast path: each step would be redone on the lean
@@ -359,11 +366,14 @@ class Transitions:
             except _NeedSim:
                 self.viewable = self._viewing = False
 
-    def _cn(self, content: tuple) -> int:
+    def content_number(self, content: tuple) -> int:
+        """The number of a message content (src, dst, kind, body), given when first met (a
+        key function may share it, see ``explorer.keys.Keyer``)."""
         n = self._cnum.get(content)
         if n is None:
             n = self._cnum[content] = len(self._cnum)
-            self._chan_of.append(self._chans.setdefault(content[:2], len(self._chans)))
+            self._contents.append(content)
+            self.channel_of.append(self._chans.setdefault(content[:2], len(self._chans)))
             self._prog.append(bool(self._sim.protocol.is_progress(Message(0, *content))))
         return n
 
@@ -372,7 +382,9 @@ class Transitions:
         sim = self._sim
         self.load(self.initial)
         nums = tuple([sim.numbers[p] for p in sim.procs])
-        return nums, tuple([self._cn(m[1:]) for m in self.initial.messages])
+        for p, n in zip(sim.procs, nums, strict=True):
+            self._known(n, p)
+        return nums, tuple([self.content_number(m[1:]) for m in self.initial.messages])
 
     def load_nums(self, st: State, nums: tuple[int, ...]) -> None:
         """``load(st)`` for a state of the fast path (its actions looked up by number)."""
@@ -395,7 +407,7 @@ class Transitions:
         if msgs:
             dev = self._dev
             heads = set() if self._sim.fifo else None
-            chan_of = self._chan_of
+            chan_of = self.channel_of
             for k, m in enumerate(msgs):
                 cn = cnums[k]
                 if heads is not None:
@@ -429,7 +441,7 @@ class Transitions:
         prog = self._prog
         if self._sim.fifo:
             heads = set()
-            chan_of = self._chan_of
+            chan_of = self.channel_of
             for cn in out.cnums:
                 ch = chan_of[cn]
                 if ch in heads:
@@ -574,12 +586,14 @@ class Transitions:
         for t, n in zip(out.touched, out.numbers, strict=True):
             new_nums[t] = n
         out.nums = tuple(new_nums)
+        for t in out.touched:
+            self._known(new_nums[t], child.procs[t])
         sends = child.messages[len(st.messages) - (ev.msg is not None):]
         kept = cnums
         if ev.msg is not None:
             pos = next(k for k, x in enumerate(st.messages) if x[0] == ev.msg[0])
             kept = cnums[:pos] + cnums[pos + 1:]
-        out.cnums = kept + tuple([self._cn(x[1:]) for x in sends])
+        out.cnums = kept + tuple([self.content_number(x[1:]) for x in sends])
         if mk is not None and sim.watch_ok and not out.violations:
             self._remember(st, ev, i, mk, out, sends)
         return out
@@ -607,3 +621,45 @@ class Transitions:
         self._effects[mk] = (child.procs[i], out.nums[i], tuple(x[1:] for x in sends),
                              out.cnums[n_kept:], csafter, wafter, out.entered_cs,
                              pid in out.unfinished)
+
+    # ---------------------------------------------------------------- stored compactly
+    def _known(self, n: int, state: Any) -> None:
+        lst = self._state_of
+        if n >= len(lst):
+            lst.extend([None] * (n + 1 - len(lst)))
+        lst[n] = state
+
+    def pack(self, out: Outcome) -> bytes:
+        """A fast-path successor as bytes, for a search's frontier: its process-state numbers,
+        next message number, (crashed, cs, waiting) by number, then each message's number and
+        content number. ``unpack`` gives back an equal ``State`` with its ``nums``/``cnums``."""
+        st = out.state
+        ex = (st.crashed, st.cs, st.waiting)
+        e = self._extras.get(ex)
+        if e is None:
+            e = self._extras[ex] = len(self._extra_list)
+            self._extra_list.append(ex)
+        vals = [*out.nums, st.next_seq, e]
+        for m, cn in zip(st.messages, out.cnums, strict=True):
+            vals.append(m[0])
+            vals.append(cn)
+        return array("i", vals).tobytes()
+
+    def unpack(self, blob: bytes) -> tuple[State, tuple[int, ...], tuple[int, ...]]:
+        a = array("i")
+        a.frombytes(blob)
+        k = len(self.pids)
+        nums = tuple(a[:k])
+        state_of = self._state_of
+        crashed, cs, waiting = self._extra_list[a[k + 1]]
+        seqs, cnums = a[k + 2::2], tuple(a[k + 3::2])
+        mm, contents = self._msg, self._contents
+        msgs = []
+        for seq, cn in zip(seqs, cnums, strict=True):
+            key = (seq, cn)
+            m = mm.get(key)
+            if m is None:
+                m = mm[key] = Message(seq, *contents[cn])
+            msgs.append(m)
+        st = State(tuple([state_of[n] for n in nums]), tuple(msgs), a[k], crashed, cs, waiting)
+        return st, nums, cnums
