@@ -109,10 +109,16 @@ class Inspect(_Cmd):
     proc: Annotated[str, Field(min_length=1, max_length=80)]
 
 
+class Effect(_Cmd):
+    """What an enabled event would change (a preview), or without one what the last step did."""
+    op: Literal["effect"]
+    event: EventId | None = None
+
+
 Command = Annotated[Load | Step | Deliver | Back | Goto | Reset | Play | Pause | Speed | Scheduler
-                    | Fault | Inspect | Branch | History, Field(discriminator="op")]
+                    | Fault | Inspect | Branch | History | Effect, Field(discriminator="op")]
 OPS = ("load", "step", "deliver", "back", "goto", "reset", "play", "pause", "speed", "scheduler",
-       "fault", "inspect", "branch", "history")
+       "fault", "inspect", "branch", "history", "effect")
 _adapter: TypeAdapter = TypeAdapter(Command)
 
 

@@ -52,6 +52,24 @@ def _find(lesson_id: str, chapter_id: str | None = None) -> tuple[Lesson, Chapte
     raise LessonError(f"lesson {lesson_id!r} has no chapter {chapter_id[:40]!r}")
 
 
+def lesson_return(lesson_id: str, chapter_id: str | None) -> dict[str, Any]:
+    """Where the viewer's "back to lesson" link goes when "explore from here" opened it: the
+    lesson's page at that chapter, with the chapter's number (LessonError names a bad id)."""
+    from urllib.parse import quote
+    lesson, ch = _find(lesson_id, chapter_id or "")
+    assert ch is not None
+    number = lesson.chapters.index(ch) + 1
+    return {"href": f"/lesson/{quote(lesson.id)}#{quote(ch.id)}", "number": number,
+            "lesson": lesson.title, "chapter": ch.title}
+
+
+def explore_link(lesson: Lesson, ch: Chapter) -> str:
+    """The viewer at the chapter's exact state, told which lesson and chapter to return to."""
+    from urllib.parse import quote
+    return (f"{lcheck.place(lesson, ch).link()}&lesson={quote(lesson.id)}"
+            f"&chapter={quote(ch.id)}")
+
+
 def index_entries() -> list[dict[str, Any]]:
     """The lessons grouped by paper, in teaching order, with their time."""
     groups: dict[str, list[dict[str, Any]]] = {p: [] for p in PAPERS}
@@ -83,7 +101,7 @@ def lesson_payload(lesson: Lesson) -> dict[str, Any]:
             ti = d["try_it"]
             d["try_it"] = {"task": ti["task"], "hint": ti["hint"], "max_steps": ti["max_steps"]}
         d.update({"step": p.step, "scenario": p.scenario.id, "variant": p.variant, "schedule": p.schedule,
-                  "explore": p.link()})
+                  "explore": explore_link(lesson, ch)})
         chapters.append(d)
     return {"id": lesson.id, "title": lesson.title, "protocol": lesson.protocol,
             "minutes": lesson.minutes, "summary": lesson.summary, "covers": lesson.covers,
@@ -230,13 +248,16 @@ def paper_entries(protocol: str) -> list[dict[str, Any]]:
                                  ("prose / intent", "intent"), ("as-printed does", "as_printed"),
                                  ("we do", "ours")) if getattr(e, f)],
                              "text": _inline(" ".join(e.text)) if e.text else None,
-                             "replay": None}
+                             "replay": None, "no_replay": e.no_replay,
+                             "family": _inline(e.verification.family) if e.verification else ""}
         if e.replay:
             r = e.replay
-            d["replay"] = {"scenario": r.scenario, "shows": r.shows,
+            d["replay"] = {"scenario": r.scenario, "shows": r.shows, "step": r.step,
                            "printed": {"variant": r.printed.variant, "outcome": r.printed.outcome,
+                                       "claims": r.printed.claims,
                                        "link": viewer_link(r, r.printed.variant)},
                            "repair": {"variant": r.repair.variant, "outcome": r.repair.outcome,
+                                      "claims": r.repair.claims,
                                       "link": viewer_link(r, r.repair.variant)}}
         out.append(d)
     return out

@@ -3,7 +3,8 @@ plus ``/api/scenarios``. Bad input gets a clear HTML page with a 4xx status, nev
 
 Template context (web contract): ``scenario`` (the Scenario as a dict), ``scenarios`` (list),
 ``variant``, ``schedule`` (list of ids), ``step`` (int or None), ``embed``, ``present``,
-``protocol`` ({id, title, variants, view_kind, fault_kinds}) and ``link`` (short id or None).
+``protocol`` ({id, title, variants, view_kind, fault_kinds}), ``link`` (short id or None) and
+``from_lesson`` (the lesson chapter "explore from here" came from: href, number, titles; or None).
 """
 
 from __future__ import annotations
@@ -133,7 +134,21 @@ def _viewer_context(request: Request, scenario_id: str) -> dict[str, Any]:
                              f"({len(schedule)} events)")
     return {"scenario": sc.model_dump(mode="json"), "scenarios": [], "variant": variant,
             "schedule": schedule, "step": step, "embed": q.get("embed") == "1",
-            "present": q.get("present") == "1", "protocol": proto, "link": link or None}
+            "present": q.get("present") == "1", "protocol": proto, "link": link or None,
+            "from_lesson": _from_lesson(q.get("lesson"), q.get("chapter"))}
+
+
+def _from_lesson(lesson_id: str | None, chapter_id: str | None) -> dict[str, Any] | None:
+    """The lesson chapter that opened this viewer ("explore from here"), for the way back."""
+    if lesson_id is None:
+        return None
+    from protocols.lessons.model import LessonError
+
+    from .lessons import lesson_return
+    try:
+        return lesson_return(lesson_id, chapter_id)
+    except LessonError as exc:
+        raise PageError(400, f"lesson: {exc}") from None
 
 
 @router.get("/compare/{scenario_id}", response_class=HTMLResponse)

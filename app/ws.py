@@ -29,6 +29,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from . import commands as C
 from . import offload, rawcheck
+from .effects import effect_frame
 from .frames import FrameBuilder, encode, error, history_frame, inspect_frame
 from .governor import FIRST_COST, Governor
 from .limits import Limits, TokenBucket
@@ -290,6 +291,8 @@ class Connection:
             raise SessionError("no scenario loaded: send {\"op\": \"load\", ...} first")
         if op == "history":
             return history_frame(s, rid, cmd.from_, cmd.to)
+        if op == "effect":
+            return effect_frame(s, rid, cmd.event)
         if op == "step":
             s.step()
         elif op == "deliver":

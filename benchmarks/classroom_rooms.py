@@ -44,15 +44,13 @@ from typing import Any
 import websockets
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.devserver import free_port, running  # noqa: E402
+
 STEP_RE = re.compile(r'"step":(\d+)')
 HASH_RE = re.compile(r'"state_hash":"([0-9a-f]+)"')
 SCENARIO = "datta-stress"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def proc_stats(pid: int) -> tuple[int, float]:
@@ -70,27 +68,15 @@ DEFLATE = True     # --no-deflate: uvicorn --ws-per-message-deflate false
 
 
 @contextmanager
-def server(env_extra: dict[str, str]):   # noqa: ANN201 - yields (url, pid)
-    port = free_port()
+def servers(n: int, env_extra: dict[str, str]):   # noqa: ANN201 - yields [(url, pid)]
+    """``n`` uvicorn processes as `allocscope serve` runs them (app/devserver.py), on one
+    temporary data folder."""
     data = tempfile.mkdtemp(prefix="allocscope-bench-")
-    env = dict(os.environ, ALLOCSCOPE_DATA=data, PYTHONPATH=str(ROOT), **env_extra)
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "app.main:app", "--host",
-                             "127.0.0.1", "--port", str(port), "--log-level", "warning",
-                             "--ws-per-message-deflate", str(DEFLATE).lower()],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(200):
-            try:
-                with urllib.request.urlopen(url + "/healthz", timeout=1):
-                    break
-            except OSError:
-                time.sleep(0.1)
-        yield url, proc.pid
+        with running(Path(data), n, env_extra,
+                     ["--ws-per-message-deflate", str(DEFLATE).lower()]) as procs:
+            yield [(base, proc.pid) for proc, base in procs]
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
         shutil.rmtree(data, ignore_errors=True)
 
 
@@ -291,12 +277,11 @@ async def measure(config: str, students: int, seconds: float, procs: int) -> dic
             rurl, rpid = stack.enter_context(redis_server())
             env["ALLOCSCOPE_REDIS_URL"] = rurl
             pids["redis-server"] = rpid
-            a, pa = stack.enter_context(server(env))
-            b, pb = stack.enter_context(server(env))
+            (a, pa), (b, pb) = stack.enter_context(servers(2, env))
             pids["uvicorn A"], pids["uvicorn B"] = pa, pb
             bases = [a, b]
         else:
-            a, pa = stack.enter_context(server(env))
+            [(a, pa)] = stack.enter_context(servers(1, env))
             pids["uvicorn"] = pa
             bases = [a]
         rooms = 5 if config == "five" else 1

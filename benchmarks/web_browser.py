@@ -7,6 +7,12 @@ the frames per second the page achieved (goal ≥ 30), the slowest frames, how m
 steps the page drew per second, and the time spent in our own drawing code per frame.
 
     python benchmarks/web_browser.py [--n 200] [--seconds 6]
+
+With ``--memory STEPS`` it instead plays until the page has shown STEPS steps and samples, every
+STEPS/8 steps, the JavaScript heap after a forced garbage collection, the number of DOM
+elements and the records the page keeps: memory must stay flat over a long run (issue 17).
+
+    python benchmarks/web_browser.py --memory 40000
 """
 
 from __future__ import annotations
@@ -55,6 +61,30 @@ MEASURE_JS = """async (seconds) => {
 }"""
 
 
+SAMPLE_JS = """() => { window.gc(); const a = window.allocscope;
+  return {step: a.model.step, heap: performance.memory.usedJSHeapSize,
+          elements: document.getElementsByTagName('*').length, history: a.model.history.length,
+          ahead: a.model.ahead.size, playing: a.model.playing}; }"""
+
+
+def memory_run(page, steps: int) -> list[dict]:
+    """Play until `steps` steps have been shown, sampling memory every steps/8 (resuming play if
+    a finding paused it); returns the samples."""
+    samples = [page.evaluate(SAMPLE_JS)]
+    every = max(1, steps // 8)
+    deadline = time.monotonic() + 900
+    while samples[-1]["step"] < steps and time.monotonic() < deadline:
+        target = samples[-1]["step"] + every
+        page.wait_for_function("k => window.allocscope.model.step >= k || !window.allocscope.model.playing",
+                               arg=target, timeout=600_000)
+        if not page.evaluate("() => window.allocscope.model.playing"):
+            page.evaluate("() => window.allocscope.act.togglePlay()")
+            page.wait_for_timeout(300)
+            continue
+        samples.append(page.evaluate(SAMPLE_JS))
+    return samples
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -65,6 +95,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--seconds", type=float, default=6.0)
+    ap.add_argument("--memory", type=int, default=0, metavar="STEPS",
+                    help="measure memory over a run of STEPS steps instead of the frame rate")
     args = ap.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -94,7 +126,9 @@ def main() -> None:
             with urllib.request.urlopen(req) as r:
                 url = json.loads(r.read())["url"]
             with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
+                                             args=ARGS + ["--js-flags=--expose-gc",
+                                                          "--enable-precise-memory-info"])
                 page = browser.new_page(viewport={"width": 1280, "height": 720})
                 page.goto(base + url)
                 page.wait_for_function("() => document.body.dataset.ready === '1' && "
@@ -103,6 +137,13 @@ def main() -> None:
                 page.wait_for_timeout(200)
                 page.click("#btn-play")
                 page.wait_for_timeout(500)          # let play get going
+                if args.memory:
+                    t0 = time.monotonic()
+                    samples = memory_run(page, args.memory)
+                    page.click("#btn-play")
+                    browser.close()
+                    report_memory(samples, time.monotonic() - t0)
+                    return
                 res = page.evaluate(MEASURE_JS, args.seconds)
                 shots = ROOT / "test-output" / "screenshots"
                 shots.mkdir(parents=True, exist_ok=True)
@@ -132,6 +173,17 @@ def main() -> None:
         f"{k} {tm[k] / per:.2f} ms" for k in ("view", "side", "spacetime", "other")))
     print(f"websocket frames handled: {tm['messages'] / secs:.0f}/s, "
           f"{tm['onmessage'] / max(1, tm['messages']):.2f} ms each (parse excluded)")
+
+
+def report_memory(samples: list[dict], secs: float) -> None:
+    print(f"{samples[-1]['step']} steps shown in {secs:.0f} s")
+    print("step      heap MB   DOM elements   records kept")
+    for x in samples:
+        print(f"{x['step']:>6}   {x['heap'] / 2**20:8.1f}   {x['elements']:>12}   "
+              f"{x['history'] + x['ahead']:>12}")
+    early = [x for x in samples if x["step"] >= samples[-1]["step"] / 4] or samples
+    growth = samples[-1]["heap"] / early[0]["heap"]
+    print(f"heap at the end / heap at a quarter of the run: {growth:.2f}   goal: flat (<= 1.2)")
 
 
 if __name__ == "__main__":

@@ -104,6 +104,9 @@ def test_scenario_steps_delivers_goes_back_and_scrubs(page: Any, live_server: st
     if s["deliverable"]:
         mid = s["deliverable"][0]
         page.click(f'#view .msg.deliverable[data-id="{mid}"] .msg-shape')
+        # where the scenario allows faults the click opens deliver / drop / duplicate
+        if page.is_visible("#fault-menu"):
+            page.click(f'#fault-menu .fm-item.deliver[data-event="{mid}"]')
     else:
         mid = s["enabled"][0]
         page.click(f'#events button[data-event="{mid}"]')
@@ -472,3 +475,29 @@ def test_corrupt_is_not_offered_where_the_scenario_does_not_allow_it(page: Any,
     page.wait_for_selector('#faults button[data-fault="drop"]')
     assert page.locator('#faults button[data-fault="corrupt"]').is_hidden()
     assert page.locator('#faults button[data-fault="drop"]').is_visible()
+
+
+def test_far_jumps_on_a_big_ring_draw_the_simulators_view(page: Any, live_server: str,
+                                                           screenshots: Path) -> None:
+    """A far jump's frame carries node values by field (``node_fields``): after scrubbing from
+    the end of a 40-process ring's run to its middle and back, the browser's nodes equal the
+    view of the same trace replayed in Python."""
+    sid = "datta-stress"
+    s = open_viewer(page, live_server, f"/sim/{sid}")
+    page.keyboard.press("End")
+    end = state(page)["total"]
+    wait_step(page, end)
+    for k in (end // 2, 3, end):
+        page.eval_on_selector("#scrub", f"e => {{ e.value = '{k}'; "
+                              "e.dispatchEvent(new Event('change')); }")
+        wait_step(page, k)
+        s = check_drawn(page, sid)
+        sim = build(gallery()[sid])
+        sim.replay(s["trace"])
+        want = json.loads(json.dumps({str(n["id"]): n for n in sim.protocol.view(sim)["nodes"]}))
+        got = page.evaluate("() => Object.fromEntries(window.allocscope.model.view.nodes)")
+        for i, n in want.items():
+            drawn = {f: v for f, v in got[i].items()     # "__…": the page's own marks
+                     if f not in ("x", "y") and not f.startswith("__")}
+            assert drawn == {f: v for f, v in n.items() if f not in ("x", "y")}, (k, i)
+    page.screenshot(path=str(screenshots / "far-jump-datta-stress.png"))

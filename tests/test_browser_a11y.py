@@ -51,15 +51,7 @@ PAGES: dict[str, tuple[str, Callable[[Any], None] | None]] = {
 }
 
 
-# The editor's own files (templates/editor.html, static/css/editor.css) belong to the scenario
-# editor's owner: its tab strip (a tablist of plain buttons), a hint's contrast and a missing
-# h1 are theirs to fix; strict, so this fails as soon as they are fixed and must then go.
-EDITOR_OPEN = pytest.mark.xfail(strict=True, reason="editor files: tablist children, hint "
-                                                   "contrast, no h1 (their owner fixes them)")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=EDITOR_OPEN) if n == "editor" else n
-                                  for n in PAGES])
+@pytest.mark.parametrize("name", list(PAGES))
 def test_no_axe_violations(apage: Any, live_server: str, name: str) -> None:
     from axe_playwright_python.sync_playwright import Axe
     path, then = PAGES[name]

@@ -270,13 +270,7 @@ OVERLAPS_JS = """() => {
 }"""
 
 
-CROWDED = pytest.mark.xfail(strict=True, reason="datta-stress (8 resources, 30 clients): queue "
-                            "rows of up to 8 chips still cross neighbouring resources' labels; "
-                            "the queues need a place outside the ring (issue 17 item 3, open)")
-
-
-@pytest.mark.parametrize("sid", [pytest.param(s, marks=CROWDED) if s == "datta-stress" else s
-                                 for s in SCENARIOS])
+@pytest.mark.parametrize("sid", SCENARIOS)
 def test_no_label_overlaps_at_the_figure_moment_and_five_other_steps(page: Any, live_server: str,
                                                                      sid: str) -> None:
     page.set_viewport_size({"width": 1280, "height": 800})
@@ -332,3 +326,34 @@ def test_variant_switch_keeps_the_step_and_compare_shows_where_they_part(page: A
     page.goto(f"{live_server}/compare/datta-fig1?a=naive&b=full")
     assert "part at step 11" in page.text_content("#parted")
     assert page.locator("iframe").count() == 2
+
+
+SHAPES_JS = """() => {
+  // the messages' shapes (hexagons, squares, ...): pairs whose boxes overlap by > 2 px each way
+  const rs = Array.from(document.querySelectorAll('#view .msg .msg-shape'))
+    .map((p) => [p.parentNode.dataset.id, p.getBoundingClientRect()]);
+  const out = [];
+  for (let i = 0; i < rs.length; i++) for (let j = i + 1; j < rs.length; j++) {
+    const a = rs[i][1], b = rs[j][1];
+    if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2
+        && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2) out.push([rs[i][0], rs[j][0]]);
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("sid", [s for s in SCENARIOS if s.startswith("game-")])
+def test_game_messages_do_not_pile_up_between_the_rows(page: Any, live_server: str,
+                                                       sid: str) -> None:
+    """Item 8: Info messages from every pool to every task used to sit on one another where
+    the links cross (game-conflict: 10 of the 56 even steps, game-three-nodes: 39 of 46);
+    every second step of every game scenario: no two message shapes overlap."""
+    s = open_viewer(page, live_server, f"/sim/{sid}")
+    found = {}
+    for k in range(0, s["total"] + 1, 2):
+        page.evaluate("k => window.allocscope.act.goto(k)", k)
+        wait_step(page, k)
+        pairs = page.evaluate(SHAPES_JS)
+        if pairs:
+            found[k] = pairs[:3]
+    assert found == {}, f"{sid}: message shapes on top of each other {found}"

@@ -249,6 +249,35 @@ def test_guards_list_every_block_with_lines():
     assert any(g["lines"] == [3, 12] for g in sim.inspect("C1")["guards"])
 
 
+PRINTED_BLOCKS = {("1", (3, 12)), ("1", (13, 14)), ("1", (15, 19)), ("1", (22, 24)),
+                  ("2", (3, 10)), ("2", (12, 16)), ("2", (18, 34)), ("2", (36, 48)),
+                  ("2", (50, 58)), ("2", (60, 62)), ("2", (64, 68)), ("2", (70, 84)),
+                  ("3", (85, 90)), ("3", (92, 110)), ("3", (112, 114)), ("3", (116, 119)),
+                  ("3", (121, 126)), ("3", (128, 133)), ("3", (135, 137))}
+
+
+def test_the_printed_table_has_every_block_and_the_variants_are_named_overrides():
+    """as-printed is the base table (no feature), one rule per guarded block of Algorithms
+    1-3 with its lines; only Section IV, which has no pseudocode, is uncited. The other
+    variants replace rules of it (``over``) or add the repairs' two messages."""
+    from protocols.datta_ring import DattaRing
+    from protocols.kernel.rules import select
+    p = DattaRing()
+    printed = select(p.rules, p.variant_table.on("as-printed")).rules
+    assert not any(r.feature for r in printed)
+    assert PRINTED_BLOCKS <= {(r.algorithm, r.lines) for r in printed}
+    assert {r.effect for r in printed if not r.algorithm} == {"depart", "gone_request", "leave",
+                                                              "departed"}
+    features = {f.name for f in p.variant_table.features}
+    assert all(r.feature in features for r in p.rules if r.feature)
+    added = {r.message for r in p.rules if r.feature and not r.over}
+    assert added == {"KillLoopNACK", "UnloopDone"}
+    for v in p.variants:        # a variant's table keeps the printed order of the actions
+        acts = [r.name for r in select(p.rules, p.variant_table.on(v)).actions]
+        assert acts == ["request", "release", "send-token", "receive-request", "new-head",
+                        "res-allowed", "depart"], v
+
+
 @pytest.mark.parametrize("topology, workload, field", [
     ({"ring": ["R1", "R1"]}, {"clients": [{"id": "C1", "requests": [["R1"]]}]}, "topology.ring"),
     ({"ring": ["R1"], "root": "R9"}, {"clients": [{"id": "C1", "requests": [["R1"]]}]},

@@ -370,3 +370,19 @@ def test_an_injected_message_is_deliverable_but_not_a_step():
     m = sim.inject("p1", "p0", "Num", 9)
     assert m.id not in before and m.id in sim.enabled_ids()
     assert sim.step_no == 0 and sim.trace == []
+
+
+def test_actions_with_unhashable_fields_step_like_hashable_ones(monkeypatch):
+    """The kernel reuses one Event per (process, action); an Action carrying a list (its
+    ``lines`` as a list, say) cannot be a key and must still give the same run."""
+    from protocols.kernel.events import Action
+    sc = parse({"id": "t", "title": "t", "protocol": "token_ring", "params": {"n": 4, "requests": 3}})
+    plain = build(sc)
+    drive(plain, make_scheduler("random", 4), 60)
+    listy = build(sc)
+    orig = listy.protocol.actions
+    monkeypatch.setattr(listy.protocol, "actions", lambda c, p, s: [
+        Action(a.kind, a.name, a.label, a.progress, a.algorithm, list(a.lines))
+        for a in orig(c, p, s)])
+    drive(listy, make_scheduler("random", 4), 60)
+    assert listy.trace == plain.trace and listy.state_hash() == plain.state_hash()

@@ -262,3 +262,26 @@ def test_view_data_for_the_tree_view():
     assert v["extra"]["virtual_ring"] == ["r", "b", "r", "a"]
     labels = {sim.protocol.message_label(m) for m in sim.inflight.values()}
     assert {"ResT", "PushT", "PrioT", "ctrl(1,F,0,0)"} <= labels
+
+
+@pytest.mark.parametrize("variant, kinds", [
+    ("no-pusher", {"ResT"}), ("no-priority", {"ResT", "PushT"}),
+    ("no-controller", {"ResT", "PushT", "PrioT"}), ("full", {"ResT", "PushT", "PrioT", "ctrl"}),
+    ("as-printed", {"ResT", "PushT", "PrioT", "ctrl"})])
+def test_the_inspector_shows_the_rules_of_the_variants_tokens_and_the_processs_algorithm(
+        variant, kinds):
+    """Rules tables: a variant without a token type has no rules for it; the root's rules cite
+    Algorithm 1, the others' Algorithm 2; printed and prose readings are separate rules."""
+    from protocols.scenario import gallery
+    sim = build(gallery()["kout-fig3"], variant)
+    for pid in sim.pids:
+        guards = sim.inspect(pid)["guards"]
+        assert {g["receives"] for g in guards if g["receives"]} == kinds, (variant, pid)
+        algs = {g["algorithm"] for g in guards if g["algorithm"]}
+        assert algs == ({"1"} if pid == sim.config.root else {"2"}), (variant, pid)
+        names = [g["name"] for g in guards]
+        assert len(names) == len(set(names)), names
+    root = [g["name"] for g in sim.inspect(sim.config.root)["guards"]]
+    assert ("TimeOut(), or a tick of the root's clock" in root) == ("ctrl" in kinds)
+    counted = "accept ctrl from Succ with C = myC (count, then judge)" in root
+    assert counted == (variant == "full")

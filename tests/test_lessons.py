@@ -49,6 +49,7 @@ def test_predicates_read_the_simulator() -> None:
     assert holds("messages(type=newStrongACK) == 2 and messages(type=newStrongACK, dst=R1) == 1", sim)
     assert holds("not in_cs(C1) and waiting(C1) and monitor == ok", sim)
     assert holds("sent(type=NewRequest) >= 4 and step == 10", sim)
+    assert holds("said(seekLoop) == 0 and said(newStrongACK) == 2", sim)   # the log's lines so far
     sim27 = _sim("datta-fig1", "full", trace[:27])
     assert holds("in_cs(C1) and in_cs_count == 1 and cs_entries == 1", sim27)
     assert holds("field($answer, cs) == true", sim27, answer="C1")
@@ -151,3 +152,57 @@ def test_judge_and_try_it() -> None:
     assert lcheck.try_goal(lesson, ch["setup"], ["m0", "m1", "m2", "m3"])["holds"] is True
     with pytest.raises(LessonError, match="not enabled"):
         lcheck.try_goal(lesson, ch["setup"], ["m42"])
+
+
+def test_explore_link_carries_the_way_back_to_the_chapter() -> None:
+    """The viewer opened by "explore from here" links back to that chapter; bad ids are named."""
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+    client = TestClient(create_app())
+    data = client.get("/api/lessons/datta-fig1-deadlock").json()
+    n, ch = next((i, c) for i, c in enumerate(data["chapters"], 1) if c["id"] == "cycle")
+    assert ch["explore"].endswith("&lesson=datta-fig1-deadlock&chapter=cycle")
+    page = client.get(ch["explore"], headers={"accept": "text/html"})
+    assert page.status_code == 200
+    assert ('id="back-to-lesson" href="/lesson/datta-fig1-deadlock#cycle"' in page.text
+            and f"back to lesson (chapter {n})" in page.text)
+    plain = client.get("/sim/datta-fig1", headers={"accept": "text/html"})
+    assert "back-to-lesson" not in plain.text
+    embed = client.get(ch["explore"] + "&embed=1", headers={"accept": "text/html"})
+    assert 'id="back-to-lesson"' not in embed.text
+    for query, words in (("lesson=nope&chapter=cycle", "no lesson 'nope'"),
+                         ("lesson=datta-fig1-deadlock&chapter=zzz", "no chapter 'zzz'"),
+                         ("lesson=datta-fig1-deadlock", "no chapter ''")):
+        bad = client.get(f"/sim/datta-fig1?{query}", headers={"accept": "text/html"})
+        assert bad.status_code == 400 and words in bad.text.replace("&#39;", "'"), query
+
+
+# Issue 18, point 4: one lesson per paper figure and per printed failure (the `covers` line of
+# the lesson names the item; the figure's own steps are named in its chapters).
+REQUIRED = {
+    "datta-fig1-deadlock": "Fig. 1", "datta-fig3-seekloop": "Fig. 3 / Fig. 4",
+    "datta-fig5-6-reorganisation": "Fig. 5 / Fig. 6", "datta-fairness-token": "fairness",
+    "datta-departure": "departure", "datta-printed-done": "Done slip",
+    "datta-prose-gap": "design gap", "kout-fig1-virtual-ring": "Fig. 1",
+    "kout-fig2-deadlock": "Fig. 2", "kout-fig3-livelock": "Fig. 3",
+    "kout-stabilisation": "arbitrary start", "kout-printed-slips": "guard slips",
+    "coterie-fig1-printers": "Fig. 1", "coterie-local-coterie": "local coterie",
+    "coterie-preemption": "preemption", "coterie-printed-races": "races",
+    "game-phases-tickets": "phases and tickets", "game-conflict": "conflict",
+    "game-crash-locality": "locality",
+}
+
+
+def test_every_required_figure_and_failure_has_its_lesson() -> None:
+    lessons = lcheck.all_lessons()
+    for lid, words in REQUIRED.items():
+        assert lid in lessons, f"no lesson {lid} ({words})"
+        assert words in lessons[lid].covers, (lid, lessons[lid].covers)
+    fig3 = " ".join(t for c in lessons["kout-fig3-livelock"].chapters for t in [c.title, *c.text])
+    missing = [c for c in ("(i)", "(ii)", "(iii)", "(iv)", "(v)", "(vi)", "(vii)", "(viii)")
+               if c not in fig3]
+    assert not missing, f"Fig. 3's configurations without a chapter: {missing}"
+    slips = lessons["kout-printed-slips"]
+    assert any("K1" in c.cite for c in slips.chapters) and any("K8" in c.cite or "48" in c.cite
+                                                               for c in slips.chapters)

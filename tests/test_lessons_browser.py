@@ -41,13 +41,20 @@ def _answer(page: Any, kind: str, value: str) -> None:
 
 
 def _explore_and_return(page: Any, base: str, lesson_id: str, ch: Any, step: int) -> None:
+    """Explore from here, then come back by the viewer's visible "back to lesson" link."""
+    lesson = LESSONS[lesson_id]
     href = page.get_attribute("#explore", "href")
-    assert href == place(LESSONS[lesson_id], ch).link()
+    assert href == f"{place(lesson, ch).link()}&lesson={lesson_id}&chapter={ch.id}"
     page.click("#explore")
     page.wait_for_url(f"{base}/sim/**")
     page.wait_for_function("s => document.body.dataset.ready === '1' && "
                            "document.body.dataset.step === String(s)", arg=step)
-    page.go_back()
+    back = page.locator("#back-to-lesson")
+    assert back.is_visible()
+    number = lesson.chapters.index(ch) + 1
+    assert back.text_content() == f"◀ back to lesson (chapter {number})"
+    back.click()
+    page.wait_for_url(f"{base}/lesson/{lesson_id}#{ch.id}")
     page.wait_for_function("c => document.body.dataset.chapter === c", arg=ch.id)
     assert page.text_content("#ch-title") == ch.title
 

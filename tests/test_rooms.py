@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -278,3 +279,68 @@ def test_the_join_box_sends_a_typed_code_to_its_room(live_server: str) -> None:
     with urllib.request.urlopen(f"{live_server}/r?code=%3Cb%3E", timeout=10) as resp:
         page = resp.read().decode()
     assert "is not a room code" in page and "<b>" not in page
+
+
+def test_the_teachers_speed_is_mirrored_to_the_class(live_server: str) -> None:
+    r = start_room(live_server, scenario="datta-fig3", variant="naive", schedule=[], step=0)
+    t = Member(live_server, r["code"], "teacher", r["secret"])
+    s = Member(live_server, r["code"])
+    frame(s)
+    assert room_msg(s, lambda x: x.get("speed") is not None)["speed"] == 4    # the default
+    t.cmd(op="speed", steps_per_second=50)
+    room_msg(s, lambda x: x.get("speed") == 50)
+    # a follower cannot change it, and a late joiner is told the class's speed at once
+    assert "only the teacher drives" in s.cmd(op="speed", steps_per_second=1)["message"]
+    late = Member(live_server, r["code"])
+    assert late.hello["speed"] == 50
+    assert t.cmd(op="room")["speed"] == 50
+    t.cmd(op="speed", steps_per_second=0.5)
+    for m in (s, late):
+        room_msg(m, lambda x: x.get("speed") == 0.5)
+    for m in (t, s, late):
+        m.close()
+
+
+def test_a_big_load_in_one_room_does_not_stall_another(live_server: str) -> None:
+    """A fork replays the room's whole timeline and encodes its full frame (1,043 steps of the
+    38-process ring here): that runs in a worker thread on the work budget (app/offload.py),
+    so a teacher in another room on the same worker keeps getting quick answers meanwhile (9
+    in 10 within half a fork's time: this machine is shared, single answers can be late)."""
+    from protocols import service
+    run = service.Run(gallery()["datta-stress"], None, "random", 1, 5000)
+    run.drive()
+    trace = list(run.sim.trace)
+    heavy = start_room(live_server, scenario="datta-stress", schedule=trace, step=len(trace))
+    light = start_room(live_server, scenario="datta-fig3", variant="naive", schedule=[], step=0)
+    t = Member(live_server, light["code"], "teacher", light["secret"])
+    t.cmd(op="scheduler", kind="round-robin")
+    forkers = [Member(live_server, heavy["code"]) for _ in range(3)]
+    for s in forkers:
+        frame(s, timeout=30)
+    took: list[float] = []
+
+    def fork_all() -> None:
+        for s in forkers:
+            t0 = time.perf_counter()
+            ans = s.cmd(op="fork", timeout=60)
+            took.append(time.perf_counter() - t0)
+            assert ans["type"] == "frame" and ans["step"] == len(trace), ans
+
+    worker = threading.Thread(target=fork_all)
+    worker.start()
+    waits: list[float] = []
+    k = 0
+    while worker.is_alive():
+        t0 = time.perf_counter()
+        ans = t.cmd(op="step" if k < 20 else "reset")       # (the run ends at step 25)
+        waits.append(time.perf_counter() - t0)
+        k = ans.get("step", 0)
+        assert ans["type"] == "frame", ans
+        time.sleep(0.02)
+    worker.join()
+    # (on the event loop: 5 steps got through three forks, the slowest after 1.6 s)
+    waits.sort()
+    assert len(took) == 3 and len(waits) >= 10, (took, waits)
+    assert waits[int(0.9 * len(waits))] < 0.5 * sorted(took)[1], (waits[-5:], took)
+    for m in (t, *forkers):
+        m.close()

@@ -202,3 +202,133 @@ def test_a_room_follows_a_lesson(browser: Any, live_server: str, screenshots: An
     teacher.screenshot(path=str(screenshots / "room-lesson-teacher.png"))
     student.screenshot(path=str(screenshots / "room-lesson-student.png"))
     assert not errors, errors
+
+
+def test_a_class_experiment(browser: Any, live_server: str, screenshots: Any) -> None:
+    """Issue 19 §5: how often does `naive` deadlock on Fig. 3? The teacher opens an experiment;
+    two students run it with their own random seed, one submits the outcome of their own
+    exploration; the histogram on the teacher's page (and the students') counts exactly the
+    outcomes those seeds and that exploration give. The teacher's speed slider is mirrored."""
+    from protocols import runner
+    from protocols.scenario import gallery
+    errors: list[str] = []
+    teacher = new_page(browser, errors)
+    teacher.goto(f"{live_server}/sim/datta-fig3?variant=naive&schedule=&step=0")
+    teacher.wait_for_function("() => document.body.dataset.ready === '1'")
+    teacher.click("#btn-room")
+    teacher.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}/teach$"))
+    code = teacher.url.rsplit("/", 2)[-2]
+    teacher.wait_for_function("() => document.body.dataset.roomMode === 'drive' && "
+                              "document.body.dataset.ready === '1'")
+    students = []
+    for _ in range(3):
+        s = new_page(browser, errors)
+        s.goto(f"{live_server}/r/{code}")
+        s.wait_for_function("() => document.body.dataset.roomMode === 'follow' && "
+                            "document.body.dataset.ready === '1'")
+        students.append(s)
+
+    # the teacher's play speed shows on the followers' sliders
+    teacher.evaluate("() => window.allocscope.act.speed(50)")
+    shown = teacher.inner_text("#speed-out")
+    for s in students:
+        s.wait_for_function("(t) => document.getElementById('speed-out').textContent === t",
+                            arg=shown)
+    assert shown == "50/s" and students[0].input_value("#speed") == teacher.input_value("#speed")
+
+    # from the start (the page opened at the figure's moment): every run is a whole run
+    teacher.evaluate("() => window.allocscope.act.goto(0)")
+    teacher.wait_for_function("() => window.allocscope.model.step === 0")
+    same_as(students, teacher)
+    teacher.click(".room-exp")
+    for s in students:
+        s.wait_for_selector(".room-run")
+    runners, explorer = students[:2], students[2]
+    for s in runners:
+        s.click(".room-run")
+    runs = []
+    for s in runners:
+        s.wait_for_function("() => { const r = window.allocscope.room.info().my_run; "
+                            "return r && !r.running; }", timeout=30_000)
+        runs.append(s.evaluate("() => window.allocscope.room.info().my_run"))
+        assert f"seed {runs[-1]['seed']}" in s.inner_text(".room-mine")
+    # the third explores on their own (two steps of the oldest-first scheduler) and submits
+    explorer.click(".room-fork")
+    explorer.wait_for_function("() => document.body.dataset.roomMode === 'fork'")
+    explorer.select_option("#scheduler", "oldest")
+    explorer.wait_for_function("() => window.allocscope.model.scheduler.kind === 'oldest'")
+    for k in (1, 2):
+        explorer.click("#btn-step")
+        explorer.wait_for_function(f"() => window.allocscope.model.step === {k}")
+    explorer.click(".room-submit")
+    explorer.wait_for_function("() => { const r = window.allocscope.room.info().my_run; "
+                               "return r && r.outcome; }")
+    own = explorer.evaluate("() => window.allocscope.room.info().my_run")
+    assert (own["outcome"], own["steps"], own["seed"]) == ("incomplete", 2, None)
+
+    # what those seeds give, computed here without the server
+    sc = gallery()["datta-fig3"]
+    expect = {"all-served": 0, "deadlock": 0, "livelock": 0, "violation": 0, "incomplete": 1}
+    for r in runs:
+        rep = runner.run(sc, "naive", steps=5000, scheduler="random", seed=r["seed"])
+        assert (r["outcome"], r["steps"]) == (rep["outcome"], rep["steps"])
+        expect[rep["outcome"]] += 1
+    bars = ("() => Object.fromEntries([...document.querySelectorAll("
+            "'#room-card .room-exp-box .bar')].map(g => [g.dataset.id, +g.dataset.n]))")
+    for page in (teacher, runners[0]):
+        page.wait_for_function(f"(e) => JSON.stringify(({bars})()) === JSON.stringify(e)",
+                               arg=expect)
+    foot = teacher.inner_text("#room-card .room-exp-box .room-foot")
+    steps = sorted([r["steps"] for r in runs] + [2])
+    assert foot.startswith("3 runs") and f"min {steps[0]}" in foot and f"max {steps[-1]}" in foot
+    teacher.screenshot(path=str(screenshots / "room-experiment-teacher.png"))
+    runners[0].screenshot(path=str(screenshots / "room-experiment-student.png"))
+
+    # closing it: the heading says so and nobody can run any more
+    teacher.click(".room-exp")
+    runners[1].wait_for_function("() => document.querySelector('#room-card .room-exp-box h3')"
+                                 "?.textContent === 'Class experiment (closed)'")
+    assert runners[1].query_selector(".room-run") is None
+    assert not errors, errors
+
+
+def test_the_room_page_gives_the_figure_room(browser: Any, live_server: str,
+                                             screenshots: Any) -> None:
+    """At 1280x720 under the room bar, a three-resource ring (Fig. 3) is drawn at least as
+    large as on the plain viewer, with no two labels overlapping, on the teacher's page and a
+    follower's, at the figure's moment and four other steps; the space-time diagram keeps a
+    lane for each of the six processes."""
+    from .test_browser_lesson import OVERLAPS_JS
+    errors: list[str] = []
+    side = ("() => { const a = document.querySelector('#view .node[data-id=\"R2\"]')"
+            ".getBoundingClientRect(), b = document.querySelector('#view .node[data-id=\"R3\"]')"
+            ".getBoundingClientRect(); return Math.hypot(a.x - b.x, a.y - b.y); }")
+    teacher = new_page(browser, errors)
+    teacher.goto(f"{live_server}/sim/datta-fig3")
+    teacher.wait_for_function("() => document.body.dataset.ready === '1'")
+    teacher.wait_for_timeout(300)
+    plain = teacher.evaluate(side)
+    teacher.click("#btn-room")
+    teacher.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}/teach$"))
+    code = teacher.url.rsplit("/", 2)[-2]
+    teacher.wait_for_function("() => document.body.dataset.roomMode === 'drive' && "
+                              "document.body.dataset.ready === '1'")
+    student = new_page(browser, errors)
+    student.goto(f"{live_server}/r/{code}")
+    student.wait_for_function("() => document.body.dataset.roomMode === 'follow' && "
+                              "document.body.dataset.ready === '1'")
+    here = st(teacher)["step"]
+    for k in (here, 3, 9, 21, 27):
+        teacher.evaluate("k => window.allocscope.act.goto(k)", k)
+        same_as([student], teacher)
+        for page in (teacher, student):
+            page.wait_for_timeout(200)
+            assert page.evaluate(OVERLAPS_JS) == [], (k, page.url)
+            assert page.evaluate(side) >= plain, (k, page.url, plain)
+        if k == here:
+            teacher.screenshot(path=str(screenshots / "room-ring-teacher.png"))
+            student.screenshot(path=str(screenshots / "room-ring-student.png"))
+    lanes = student.evaluate("() => [...document.querySelectorAll('#spacetime .lane text')]"
+                             ".map(t => t.textContent)")
+    assert sorted(lanes) == ["C1", "C2", "C3", "R1", "R2", "R3"], lanes
+    assert not errors, errors

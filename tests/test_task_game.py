@@ -209,3 +209,31 @@ def test_full_every_schedule_two_conflicting_tasks_from_the_competition(t1_statu
         sim.step(sched.choose(sim))
     n, stuck = every_schedule(sim)
     assert n > 50 and stuck == []
+
+
+def test_the_inspector_shows_a_tasks_rules_of_its_status_and_a_managers_one_per_form():
+    """Rules tables: a task's role is its status; a manager has one receive rule per form."""
+    from protocols.scenario import gallery
+    sim = build(gallery()["game-conflict"], "full")
+    forms = {"Registration", "Admission", "Request", "Order", "Advancing", "Withdrawal",
+             "Winning", "Releasing"}
+    seen = set()
+    for _ in range(60):
+        for pid in sim.pids:
+            s = sim.proc(pid)
+            guards = sim.inspect(pid)["guards"]
+            if isinstance(s, TaskState):
+                seen.add(s.status)
+                names = {g["name"] for g in guards}
+                assert ("send a registration form" in names) == (s.status == "REGISTERING")
+                assert ("send a request" in names) == (s.status == "TRYING")
+                assert "receive the manager's Info" in names
+            elif isinstance(s, AgentState):
+                assert not any(g["receives"] for g in guards)
+            else:
+                assert {g["receives"] for g in guards} == forms
+        ids = sim.enabled_ids()
+        if not ids:
+            break
+        sim.step(ids[0])
+    assert {"REGISTERING", "TRYING"} <= seen

@@ -103,6 +103,11 @@ def apply(model: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
     p = f["view_patch"]
     for n in p["nodes"]:
         model["nodes"][n["id"]] = n
+    by_str = {str(k): k for k in model["nodes"]}
+    for field, values in p.get("node_fields", {}).items():
+        for nid, v in values.items():
+            key = by_str[nid]
+            model["nodes"][key] = {**model["nodes"][key], field: v}
     for q in p["queues"]:
         if q.get("removed"):
             model["queues"].pop((q["node"], q["name"]), None)
@@ -391,6 +396,31 @@ def test_view_patches_rebuild_the_full_view(client, sid):
         assert full["state_hash"] == pa.cmd("goto", step=len(trace))["state_hash"]
         want = view_model(full["view"])
         assert model == want
+
+
+def test_far_jumps_patch_fields_and_rebuild_the_full_view(client):
+    """A far goto sends the changed node values grouped by field; applied as the browser does,
+    the patches give the view a fresh full frame of the same step shows."""
+    obj = gallery()["token-ring"].model_dump(mode="json")
+    obj.update(params={"n": 30, "requests": 50}, scheduler={"kind": "random", "seed": 3})
+    from protocols.scenario import parse
+    sc = parse(obj)
+    sim = runner.build(sc)
+    runner.drive(sim, runner.scheduler_for(sc, sim.variant), 300)
+    trace = sim.trace
+    with client.websocket_connect("/ws") as a, client.websocket_connect("/ws") as b:
+        pa, pb = Peer(a), Peer(b)
+        f = pa.cmd("load", scenario=obj, schedule=trace)
+        model = view_model(f["view"])
+        used = 0
+        for k in (40, 290, 7, 150, 300, 0, 222):
+            f = pa.cmd("goto", step=k)
+            assert "view" not in f
+            used += "node_fields" in f["view_patch"]
+            model = apply(model, f)
+            full = pb.cmd("load", scenario=obj, schedule=trace[:k])
+            assert full["state_hash"] == f["state_hash"] and model == view_model(full["view"])
+        assert used >= 4          # most of these jumps change more than a few nodes
 
 
 # ---------------------------------------------------------------------- play
@@ -682,8 +712,14 @@ def test_incremental_frames_carry_only_the_newest_per_request_metrics(peer):
     kept = (full + f["metrics"]["per_request_add"])
     kept = kept[:len(kept) - f["metrics"].get("per_request_drop", 0)]
     assert "per_request" not in f["metrics"] and kept[-60:] == full[-60:]
-    f = peer.cmd("goto", step=5)                      # far back: the last 60 anew
-    assert len(f["metrics"]["per_request"]) <= 60
+    f = peer.cmd("goto", step=600)                    # far back: the last 60 anew, by column
+    cols = f["metrics"]["per_request_cols"]
+    assert "per_request" not in f["metrics"]
+    then = runner.build(sc)
+    then.replay(sim.trace[:600])
+    want = then.monitors.metrics()["per_request"][-60:]
+    rows = [dict(zip(cols, row, strict=True)) for row in zip(*cols.values(), strict=True)]
+    assert len(want) == 60 and rows == want
 
 
 def test_a_protocol_bug_is_an_error_frame_not_a_dead_connection(peer, monkeypatch):

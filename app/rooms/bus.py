@@ -55,6 +55,10 @@ class Bus:
     async def hgetall(self, key: str) -> dict[str, str]:
         raise NotImplementedError
 
+    async def hfill(self, key: str, fields: dict[str, str], ttl: float) -> None:
+        """Put back fields a hash has lost (an emptied broker), never over a newer value."""
+        raise NotImplementedError
+
     async def delete(self, *keys: str) -> None:
         raise NotImplementedError
 
@@ -120,6 +124,13 @@ class InProcessBus(Bus):
     async def hgetall(self, key: str) -> dict[str, str]:
         entry = self._alive(self._hashes, key)
         return dict(entry[1]) if entry else {}
+
+    async def hfill(self, key: str, fields: dict[str, str], ttl: float) -> None:
+        entry = self._alive(self._hashes, key)
+        table = entry[1] if entry else {}
+        for f, v in fields.items():
+            table.setdefault(f, v)
+        self._hashes[key] = (self._clock() + ttl, table)
 
     async def delete(self, *keys: str) -> None:
         for k in keys:

@@ -23,6 +23,7 @@ from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
 from .. import commands as C
+from .. import offload, rawcheck
 from ..frames import FrameBuilder, encode, error
 from ..governor import Governor
 from ..limits import Limits
@@ -40,6 +41,7 @@ log = logging.getLogger("allocscope.rooms")
 ROOM_QUEUE = 32          # room frames waiting for a slow follower before it re-syncs instead
 HELLO_SECONDS = 10.0
 EXPERIMENT_STEPS = 5000  # steps one student's experiment run may take after the room's state
+OFF_LOOP_OPS = ("fork", "chapter", "ask")   # room ops that load or replay: see answer_async
 
 
 def local_key_frame(rec: RoomState) -> str:
@@ -97,6 +99,9 @@ class RoomConnection(Connection):
             self.teacher_link.changed(load="scenario" in frame)
 
     async def answer_async(self, text: str) -> dict[str, Any] | str:
+        op, rid = O.peek_op(text)
+        if op in OFF_LOOP_OPS:
+            return await self._room_op_async(text, rid)
         # a teacher's load runs in a worker thread (app/offload.py): the room's publisher must
         # not read the session meanwhile
         self.loading = True
@@ -104,6 +109,36 @@ class RoomConnection(Connection):
             return await super().answer_async(text)
         finally:
             self.loading = False
+
+    async def _room_op_async(self, text: str, rid: Any) -> dict[str, Any] | str:
+        """fork, chapter and ask: each may load or replay a scenario, which runs in a worker
+        thread on the work budget (app/offload.py) as a session's ``load`` does, so a big
+        scenario in one room cannot stall the other rooms of this worker."""
+        try:
+            rawcheck.check_text(text, self.limits.max_depth, "not a JSON command")
+            cmd = O.parse(text)
+            if cmd.op == "fork":
+                if self.role == "teacher":
+                    raise SessionError("'fork' is for students")
+                return await self._fork(cmd)
+            link = self.teacher_link
+            if link is None:
+                raise SessionError(f"only the teacher can {cmd.op} in this room")
+            if cmd.op == "ask":
+                await link.ask(cmd)
+            else:
+                await link.chapter(cmd.lesson, cmd.chapter, cmd.title)
+            return self.note(link.meta()[1], reply_to=cmd.id)
+        except C.CommandError as exc:
+            return error(exc.reply_to, str(exc))
+        except (SessionError, offload.WorkError, rawcheck.RawError) as exc:
+            return error(rid, str(exc))
+
+    def encoded(self, frame: dict[str, Any], reply_to: Any) -> str:
+        """A frame as text within ALLOCSCOPE_MAX_FRAME_BYTES (callable in a worker thread)."""
+        cap = self.limits.max_frame_bytes
+        text = offload.bounded_encode(frame, cap)
+        return self.fit("x" * (cap + 1) if text is None else text, reply_to)
 
     # ------------------------------------------------------------------ sending
     async def _send_forever(self) -> None:
@@ -193,10 +228,12 @@ class RoomConnection(Connection):
             self.hub.want_key(self.code)
         if up and self.role == "student":   # a restarted Redis gets this student's answers back
             for rid, choice in self.my_answers.items():
-                self.spawn(self._store_answer(rid, choice))
+                self.spawn(self.hub.keep_trying(
+                    lambda rid=rid, choice=choice: self._store_answer(rid, choice), "an answer"))
             for eid, out in self.my_runs.items():
                 if not out.get("running"):
-                    self.spawn(self._store_run(eid, out))
+                    self.spawn(self.hub.keep_trying(
+                        lambda eid=eid, out=out: self._store_run(eid, out), "a run"))
         self.send_note(notice=self.link_note or "the room is connected again")
 
     def room_ended(self) -> None:
@@ -224,7 +261,7 @@ class RoomConnection(Connection):
             except SessionError as exc:
                 return error(rid, str(exc))
         if self.role == "student" and self.mode == "follow" and op in O.DRIVING_OPS + (
-                "inspect", "history"):
+                "inspect", "history", "effect"):
             return error(rid, "only the teacher drives this room: you are following the "
                               "class (press “explore on my own” to fork your own copy)")
         return super().answer(text)
@@ -240,9 +277,7 @@ class RoomConnection(Connection):
             link = self.teacher_link
             if link is None:
                 raise SessionError(f"only the teacher can {op.replace('_', ' ')} in this room")
-            if op == "ask":
-                link.ask(cmd)
-            elif op == "reveal":
+            if op == "reveal":
                 link.reveal()
             elif op == "close_round":
                 link.close_round()
@@ -250,8 +285,8 @@ class RoomConnection(Connection):
                 link.experiment(cmd.open)
             elif op == "select":
                 link.select(cmd.proc)
-            else:
-                link.chapter(cmd.lesson, cmd.chapter, cmd.title)
+            else:                        # ask and chapter come by answer_async
+                raise SessionError(f"{op!r} is answered off the event loop only")
             own = link.meta()[1]
             return self.note(own, reply_to=cmd.id)
         if self.role == "teacher":
@@ -259,7 +294,7 @@ class RoomConnection(Connection):
         if op == "answer":
             return self._answer(cmd)
         if op == "fork":
-            return self._fork(cmd)
+            raise SessionError("'fork' is answered off the event loop only")
         if op == "rejoin":
             self.stop_play()
             self._drop_session()
@@ -296,7 +331,19 @@ class RoomConnection(Connection):
             raise SessionError("the room's state is not known here yet; try again in a moment")
         return rec
 
-    def _fork(self, cmd: Any) -> dict[str, Any]:
+    def _copy_off(self, session: Session, frames: FrameBuilder, rec: RoomState,
+                  schedule: list[str], step: int | None, reply_to: Any) -> str:
+        """In a worker thread: the room's state into ``session`` — the class's scheduler and
+        speed with it — and its full frame, encoded."""
+        session.load(rec.scenario, rec.variant, schedule, step)
+        if rec.sched_kind:
+            with contextlib.suppress(SessionError):
+                session.set_scheduler(rec.sched_kind, rec.sched_seed)
+        if rec.speed:
+            session.speed = rec.speed
+        return self.encoded(frames.full(session, reply_to, load=True), reply_to)
+
+    async def _fork(self, cmd: Any) -> str:
         if self.mode == "fork":
             raise SessionError("you are already exploring on your own")
         if self.sessions.active >= self.limits.max_sessions:
@@ -305,18 +352,24 @@ class RoomConnection(Connection):
         rec = self._record()
         schedule = cmd.schedule if cmd.schedule is not None else rec.schedule
         step = cmd.step if cmd.step is not None else (rec.step if cmd.schedule is None else None)
-        self.session.load(rec.scenario, rec.variant, schedule, step)
-        if rec.sched_kind:                  # the class's scheduler goes with the copy
-            with contextlib.suppress(SessionError):
-                self.session.set_scheduler(rec.sched_kind, rec.sched_seed)
-        self.sessions.active += 1
+        session, frames = Session(self.limits), FrameBuilder()
+        self.sessions.active += 1           # held while the copy loads
+        try:
+            text = await offload.run(self.limits, "copying the class's state", self._copy_off,
+                                     session, frames, rec, schedule, step, cmd.id)
+        except BaseException:
+            self.sessions.active -= 1
+            raise
+        if text.startswith('{"type":"error"'):    # over the frame budget: no fork
+            self.sessions.active -= 1
+            return text
+        self.session, self.frames = session, frames
         self.holds_session = True
         self.mode = "fork"
         self.room_out.clear()
         self.last_seq = None
-        self.frames = FrameBuilder()
         self.send_note()
-        return self.frames.full(self.session, cmd.id, load=True)
+        return text
 
     def _drop_session(self) -> None:
         if self.holds_session:
@@ -339,16 +392,21 @@ class RoomConnection(Connection):
         return self.note(reply_to=cmd.id)
 
     async def _do_run(self, exp_id: int, rec: RoomState, seed: int) -> None:
-        fresh = await self.hub.load_record(self.code) or rec
+        try:
+            fresh = await self.hub.load_record(self.code) or rec
+        except BusDown:       # the copy here will do; the outcome is stored when the bus is back
+            fresh = rec
         start = (fresh.experiment or {}).get("from_step", fresh.step)
         try:
-            out = await asyncio.to_thread(rounds.experiment_run, fresh.scenario, fresh.variant,
-                                          fresh.schedule[:start], seed, EXPERIMENT_STEPS)
+            out = await offload.run(self.limits, "running the experiment",
+                                    rounds.experiment_run, fresh.scenario, fresh.variant,
+                                    fresh.schedule[:start], seed, EXPERIMENT_STEPS)
         except Exception as exc:   # noqa: BLE001 - a state that cannot be replayed here
             self.my_runs.pop(exp_id, None)
             self.push(error(None, f"the experiment could not run: {exc}"[:300]))
             return
         self.my_runs[exp_id] = out
+        self.send_note()
         await self._store_run(exp_id, out)
 
     async def _store_run(self, exp_id: int, out: dict[str, Any]) -> None:
@@ -380,32 +438,35 @@ class RoomConnection(Connection):
     async def _guard(self, coro: Any) -> None:
         try:
             await coro
-        except BusDown as exc:
-            self.push(error(None, f"not saved: {exc}"))
+        except BusDown as exc:         # the answer or run stays here and goes when the bus is back
+            self.push(error(None, f"not sent yet: {exc}. It is kept and sent when the room "
+                                  f"server is back"))
 
     def _chan(self) -> str:
         from .model import channel
         return channel(self.code)
 
     # ------------------------------------------------------------------ teacher
-    def become_teacher(self, lr: LocalRoom, rec: RoomState) -> dict[str, Any]:
-        """Load the room's state into this connection's session and start publishing it."""
-        s = self.session
-        s.load(rec.scenario, rec.variant, rec.schedule, rec.step)
-        if rec.sched_kind:
-            with contextlib.suppress(SessionError):
-                s.set_scheduler(rec.sched_kind, rec.sched_seed)
+    async def become_teacher(self, lr: LocalRoom, rec: RoomState) -> str:
+        """Load the room's state into this connection's session (off the event loop, on the
+        work budget) and start publishing it; the answer is the teacher's full frame."""
+        self.sessions.active += 1            # held while the room's state loads
+        try:
+            text = await offload.run(self.limits, "loading the room's state", self._copy_off,
+                                     self.session, self.frames, rec, rec.schedule, rec.step,
+                                     None)
+        except BaseException:
+            self.sessions.active -= 1
+            raise
+        self.holds_session = True
+        self.room_out.clear()
         if lr.teacher is not None:
             lr.teacher.taken_over()
-        self.role = "teacher"
-        self.mode = "drive"
-        self.holds_session = True
-        self.sessions.active += 1
         link = TeacherLink(self.hub, lr, self, rec)
         lr.teacher = link
         self.teacher_link = link
         self.hub.report_count(lr, force=True)
-        return self.frames.full(s, None, load=True)
+        return text
 
     def close_all(self) -> None:
         if self.teacher_link is not None:
@@ -495,6 +556,8 @@ async def room_socket(ws: WebSocket, code: str) -> None:
     watch = dataclasses.replace(limits, idle_seconds=max(limits.idle_seconds,
                                                          settings.room_idle_seconds))
     conn = RoomConnection(ws, watch, governor, hub, room_code, sessions)
+    if hello.role == "teacher":          # a teacher from the start: never counted, never fed
+        conn.role, conn.mode = "teacher", "drive"
     lr = await hub.attach(conn)
     conn.local = lr
     lr.record = lr.record or rec
@@ -502,8 +565,8 @@ async def room_socket(ws: WebSocket, code: str) -> None:
     try:
         if hello.role == "teacher":
             try:
-                first = conn.become_teacher(lr, rec)
-            except SessionError as exc:
+                first = await conn.become_teacher(lr, rec)
+            except (SessionError, offload.WorkError) as exc:
                 conn.push(error(hello.id, f"the room's state cannot be loaded: {exc}"))
                 return
             conn.push(conn.note(conn.teacher_link.meta()[1], reply_to=hello.id))

@@ -20,6 +20,7 @@ import json
 import logging
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..limits import Settings
@@ -33,6 +34,10 @@ log = logging.getLogger("allocscope.rooms")
 HEARTBEAT = 10.0      # seconds between a worker's count reports for a room
 STALE = 30.0          # a worker's count older than this no longer counts
 KEY_WAIT = 1.5        # seconds a joiner waits for the teacher's key frame before building one
+RESTORE_TRIES = 20    # attempts of a restoring write while the bus is up ...
+RESTORE_GAP = 0.5     # ... this many seconds apart
+RESTORE_GRACE = 3.0   # seconds a worker without the teacher leaves the teacher's worker to
+                      # restore a room record (the teacher's copy is the newest)
 
 
 class LocalRoom:
@@ -66,6 +71,7 @@ class Hub:
         self.down_sentence = ""
         self._lock = asyncio.Lock()
         self._ticker: asyncio.Task | None = None
+        self._jobs: set[asyncio.Task] = set()
 
     @property
     def up(self) -> bool:
@@ -82,6 +88,8 @@ class Hub:
     async def close(self) -> None:
         if self._ticker is not None:
             self._ticker.cancel()
+        for job in list(self._jobs):
+            job.cancel()
         with contextlib.suppress(Exception):
             await self.bus.close()
 
@@ -103,6 +111,38 @@ class Hub:
         if lr is not None and ok:
             lr.record = rec
         return ok
+
+    def spawn(self, coro: Awaitable[Any]) -> None:
+        """Run a coroutine beside the caller, holding on to it until it ends."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._jobs.add(task)
+        task.add_done_callback(self._jobs.discard)
+
+    async def keep_trying(self, write: Callable[[], Awaitable[Any]], what: str) -> bool:
+        """Run a write that restores room state until it succeeds; stop while the bus is down
+        (its return runs every restore again) or after RESTORE_TRIES attempts."""
+        for _ in range(RESTORE_TRIES):
+            if not self.bus.up:
+                return False
+            try:
+                await write()
+                return True
+            except BusDown:
+                await asyncio.sleep(RESTORE_GAP)
+        log.warning("rooms: could not restore %s after %d attempts", what, RESTORE_TRIES)
+        return False
+
+    async def _restore_record(self, code: str) -> None:
+        """Put this worker's copy of a room record back into a store that lost it, when the
+        room's teacher is not here (after a grace if one is connected elsewhere)."""
+        lr = self.rooms.get(code)
+        if lr is not None and (lr.meta or {}).get("teacher"):
+            await asyncio.sleep(RESTORE_GRACE)
+            lr = self.rooms.get(code)
+        if lr is None or lr.record is None or lr.teacher is not None:
+            return
+        rec = lr.record
+        await self.keep_trying(lambda: self.save_record(rec, only_new=True), f"room {code}")
 
     # ------------------------------------------------------------------ membership
     async def attach(self, conn: RoomConnection) -> LocalRoom:
@@ -191,9 +231,11 @@ class Hub:
             for c in waiting:
                 c.room_ended()
             return
+        from .. import offload
         from .conn import local_key_frame
         try:
-            text = await asyncio.to_thread(local_key_frame, rec)
+            text = await offload.run(self.settings, "rebuilding the room's state",
+                                     local_key_frame, rec)
         except Exception:    # noqa: BLE001 - a room whose state no longer loads
             log.exception("rooms: cannot rebuild room %s", code)
             return
@@ -245,9 +287,8 @@ class Hub:
         if up:
             for code, lr in list(self.rooms.items()):
                 await self.bus.subscribe(channel(code))
-                if lr.record is not None and lr.teacher is None:
-                    with contextlib.suppress(BusDown):   # a restarted Redis gets the room back
-                        await self.save_record(lr.record, only_new=True)
+                if lr.teacher is None:               # a restarted Redis gets the room back
+                    self.spawn(self._restore_record(code))
                 self.report_count(lr, force=True)
         for lr in list(self.rooms.values()):
             if lr.teacher is not None:
@@ -256,15 +297,23 @@ class Hub:
                 c.bus_status(up, sentence)
 
     async def _tick(self) -> None:
-        """Heartbeats: re-report counts, keep rooms with people alive, retry key requests."""
+        """Heartbeats: re-report counts, keep rooms with people alive, retry key requests, and
+        keep this worker's copy of each record it does not drive current (it is what this
+        worker restores after an outage if the teacher has left by then)."""
         while True:
             await asyncio.sleep(HEARTBEAT / 2)
             for code, lr in list(self.rooms.items()):
-                self.report_count(lr, force=True)
-                if lr.want_since is not None and time.monotonic() - lr.want_since > KEY_WAIT:
-                    lr.want_since = None
-                    if any(c.awaiting_key() for c in lr.members):
-                        self.want_key(code)
+                try:
+                    self.report_count(lr, force=True)
+                    if lr.want_since is not None and time.monotonic() - lr.want_since > KEY_WAIT:
+                        lr.want_since = None
+                        if any(c.awaiting_key() for c in lr.members):
+                            self.want_key(code)
+                    if lr.teacher is None and self.bus.up:
+                        with contextlib.suppress(BusDown):
+                            await self.load_record(code)
+                except Exception:    # noqa: BLE001 - one room's trouble must not stop the rest
+                    log.exception("rooms: heartbeat of room %s failed", code)
 
 
 def make_bus(settings: Settings) -> Bus:

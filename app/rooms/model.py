@@ -81,6 +81,7 @@ class RoomState:
     chapter_cite: str = ""
     chapters: int = 0                  # how many chapters the room's lesson has
     branch: Any = None                 # the teacher session's branch, when sessions have them
+    speed: float | None = None         # the teacher's play speed (steps a second)
     round: dict[str, Any] | None = None      # the open predict round (see rounds.py)
     experiment: dict[str, Any] | None = None  # the open class experiment
     rounds_made: int = 0

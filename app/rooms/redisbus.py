@@ -6,6 +6,12 @@ websockets. When Redis goes away the reader notices (the socket closes or a ping
 rooms (``on_status(False, ...)``), and retries every half second; when it is back it subscribes
 again to every channel and says so (``on_status(True, ...)``), and the rooms re-save what they
 hold and ask for a full frame.
+
+The command client's pool keeps idle connections; after a restart each of them is a socket the
+old server closed, and redis-py fails the first command sent on one ("Connection closed by
+server"). Such a failure once lost a student's answer on its way back into an emptied Redis, so
+the pool's idle connections are dropped when the reader reconnects, and a command that meets a
+closed connection anyway is retried once on a fresh one.
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ import contextlib
 import logging
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from .bus import Bus, BusDown, Handler, StatusListener
@@ -34,8 +43,14 @@ class RedisBus(Bus):
     def __init__(self, url: str) -> None:
         self.url = url
         self.up = False
-        self._client = aioredis.Redis.from_url(url, socket_timeout=2.0,
-                                               socket_connect_timeout=2.0, decode_responses=True)
+        # one retry, on a closed connection only (a timeout is not retried: it would double
+        # the wait before the rooms hear that Redis is gone)
+        once = Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
+        opts = {"socket_timeout": 2.0, "socket_connect_timeout": 2.0, "decode_responses": True}
+        self._client = aioredis.Redis.from_url(url, retry=once, **opts)
+        # the reader's own client never retries: every failure of its socket must reach
+        # _read_forever, which tells the rooms (a silent reconnection would skip their re-save)
+        self._sub_client = aioredis.Redis.from_url(url, **opts)
         self._channels: set[str] = {ALWAYS}
         self._pubsub = None
         self._reader: asyncio.Task | None = None
@@ -58,12 +73,13 @@ class RedisBus(Bus):
         with contextlib.suppress(Exception):
             if self._pubsub is not None:
                 await self._pubsub.aclose()
-        with contextlib.suppress(Exception):
-            await self._client.aclose()
+        for client in (self._client, self._sub_client):
+            with contextlib.suppress(Exception):
+                await client.aclose()
 
     # ------------------------------------------------------------------ the reader
     async def _connect(self) -> None:
-        ps = self._client.pubsub(ignore_subscribe_messages=True)
+        ps = self._sub_client.pubsub(ignore_subscribe_messages=True)
         await ps.subscribe(*sorted(self._channels))
         self._pubsub = ps
 
@@ -79,6 +95,9 @@ class RedisBus(Bus):
                 await asyncio.sleep(RETRY)
                 continue
             first = False
+            # idle connections of the command pool may lead to the server that went away
+            with contextlib.suppress(Exception):
+                await self._client.connection_pool.disconnect(inuse_connections=False)
             await self._set_up(True, "the room server (Redis) is reachable again")
             try:
                 await self._pump()
@@ -159,6 +178,13 @@ class RedisBus(Bus):
 
     async def hgetall(self, key: str) -> dict[str, str]:
         return await self._do(self._client.hgetall(PREFIX + key))
+
+    async def hfill(self, key: str, fields: dict[str, str], ttl: float) -> None:
+        async with self._client.pipeline(transaction=True) as p:
+            for f, v in fields.items():
+                p.hsetnx(PREFIX + key, f, v)
+            p.pexpire(PREFIX + key, max(1, int(ttl * 1000)))
+            await self._do(p.execute())
 
     async def delete(self, *keys: str) -> None:
         if keys:

@@ -54,21 +54,28 @@ def lesson_chapter(lesson_id: str, index: int) -> dict[str, Any]:
             "text": list(ch.text), "cite": ch.cite, "chapters": len(lesson.chapters)}
 
 
-def lesson_round(session: Session, rid: int, lesson_id: str, index: int) -> dict[str, Any]:
+def where_now(session: Session) -> tuple[dict[str, str], int]:
+    """(labels of the enabled events, step) of a session: what a lesson round shows of it."""
+    if session.sim is None:
+        return {}, 0
+    return ({e.id: e.as_dict().get("label") or e.id for e in session.sim.enabled()},
+            session.sim.step_no)
+
+
+def lesson_round(labels: dict[str, str], step: int, rid: int, lesson_id: str,
+                 index: int) -> dict[str, Any]:
     """The chapter's own prediction as a round: its question, its candidates, and the answers
-    the lesson checker finds right (more than one may be)."""
+    the lesson checker finds right (more than one may be). Replays the chapter (so it runs off
+    the event loop), reading nothing of the teacher's session but ``where_now``'s answer."""
     from protocols.lessons import check as lcheck
     info = lesson_chapter(lesson_id, index)
     lesson, ch = info["lesson"], info["chapter"]
     if ch.prediction is None:
         raise SessionError(f"chapter {index + 1} ({ch.title}) asks no prediction")
-    labels: dict[str, str] = {}
-    if session.sim is not None:
-        labels = {e.id: e.as_dict().get("label") or e.id for e in session.sim.enabled()}
     opts = [{"id": c, "label": labels.get(c, c)} for c in lcheck.candidates(lesson, ch)]
     right = lcheck.right_answers(lesson, ch)
     return {"id": rid, "kind": "lesson", "question": ch.prediction.question,
-            "options": opts[:MAX_OPTIONS], "step": session.sim.step_no if session.sim else 0,
+            "options": opts[:MAX_OPTIONS], "step": step,
             "served_at": 0, "answer": right, "revealed": False,
             "explain": ch.prediction.explain}
 

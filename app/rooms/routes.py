@@ -14,6 +14,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .. import offload
 from ..commands import EventId
 from ..pages import error_page, protocol_of, templates
 from ..session import Session, SessionError
@@ -42,6 +43,18 @@ def _bad(status: int, message: str) -> JSONResponse:
     return JSONResponse({"detail": message}, status)
 
 
+def _start_state(body: StartRoom, limits: Any) -> tuple[Session, dict[str, Any] | None]:
+    """In a worker thread: the session a new room starts from (a lesson's room opens at its
+    chapter's state), and the chapter when it is a lesson's."""
+    s = Session(limits)
+    if body.lesson is not None:
+        chapter = rounds.lesson_chapter(body.lesson, body.chapter or 0)
+        s.load(chapter["scenario"], chapter["variant"], chapter["timeline"], chapter["step"])
+        return s, chapter
+    s.load(body.scenario, body.variant, body.schedule, body.step)
+    return s, None
+
+
 @router.post("/api/rooms")
 async def start_room(request: Request) -> Response:
     hub = await get_hub(request.app)
@@ -58,18 +71,15 @@ async def start_room(request: Request) -> Response:
     if len(alive) >= settings.max_rooms:
         return _bad(429, f"this server already runs {settings.max_rooms} rooms "
                          f"(ALLOCSCOPE_MAX_ROOMS); end one or try again later")
-    s = Session(request.app.state.limits)
-    chapter: dict[str, Any] | None = None
-    try:
-        if body.lesson is not None:          # a lesson's room opens at its chapter's state
-            chapter = rounds.lesson_chapter(body.lesson, body.chapter or 0)
-            s.load(chapter["scenario"], chapter["variant"], chapter["timeline"], chapter["step"])
-        elif body.scenario is None:
-            return _bad(400, "scenario: give a scenario (gallery id or object), or a lesson")
-        else:
-            s.load(body.scenario, body.variant, body.schedule, body.step)
+    if body.lesson is None and body.scenario is None:
+        return _bad(400, "scenario: give a scenario (gallery id or object), or a lesson")
+    try:       # the load replays the schedule: off the event loop, on the work budget
+        s, chapter = await offload.run(request.app.state.limits, "loading this scenario",
+                                       _start_state, body, request.app.state.limits)
     except SessionError as exc:
         return _bad(400, str(exc))
+    except offload.WorkError as exc:
+        return _bad(413, str(exc))
     secret = new_secret()
     rec = RoomState(code="", secret_hash=secret_hash(secret),
                     scenario=s.scenario.model_dump(mode="json"), variant=s.sim.variant,

@@ -6,6 +6,11 @@ at most ``FPS`` a second, each a diff against the previous room frame; a joiner'
 makes the next one a key frame. It keeps the room record (scenario, schedule, step, round, ...)
 in memory and saves it to the bus — at once after a command, at most once a second during play —
 and it publishes the room's public info (students, the round, the experiment, the chapter).
+
+It is also the second keeper of the open round's answers and the experiment's outcomes: it
+remembers what it has read of them and puts back whatever an emptied Redis lost, so the tally
+survives an outage even when a student has left or their own re-send failed. A save that fails
+stays due (a record saved "once" after a reconnection could be lost the same way).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
+from .. import offload
 from ..frames import FrameBuilder, encode
 from ..session import SessionError
 from . import rounds
@@ -64,6 +70,7 @@ class TeacherLink:
         self.tally: dict[str, int] = {}
         self.answers_n = 0
         self.hist: dict[str, Any] | None = None
+        self.seen: dict[str, dict[str, str]] = {}   # hash key -> the fields last read there
         self.wake = asyncio.Event()
         self.wake.set()
         self._scenario_of: Any = None
@@ -114,7 +121,13 @@ class TeacherLink:
         self.task.cancel()
         if self.lr.teacher is self:
             self.lr.teacher = None
-        if gone:
+        if gone:                   # the class's state as the teacher left it, even mid-play
+            if self.conn.session.sim is not None and not self.conn.loading:
+                self._sync_record()
+            self.record.students = self.hub.students(self.code)
+            rec = self.record
+            self.hub.spawn(self.hub.keep_trying(lambda: self.hub.save_record(rec),
+                                                f"room {self.code}"))
             pub = public_meta(self.record, self.hub.students(self.code), False)
             pub["round"], pub["experiment"] = self.meta()[0]["round"], self.meta()[0]["experiment"]
             self.hub.send(self.code, "M" + json.dumps(pub, separators=(",", ":")))
@@ -142,6 +155,9 @@ class TeacherLink:
                     await asyncio.sleep(wait)
                 try:
                     await self._round()
+                    if self.down and self.hub.up:    # a passing failure, over: say so
+                        self.down = False
+                        self.conn.bus_status(True, "")
                 except BusDown as exc:
                     if not self.down:
                         self.down = True
@@ -186,17 +202,22 @@ class TeacherLink:
             if f is not None and f.get("branch") is not None:
                 self.record.branch = f["branch"]
             self.last_pub = time.monotonic()
+            # read the session before the first await: a load may begin in a worker thread then
+            self._sync_record()
+            self._settle()
             try:
                 for text in texts:
                     await self.hub.bus.publish(self._chan(), text)
             except BusDown:
                 self.force_key = True
                 raise
-            self._sync_record()
-            self._settle()
         if self.results_dirty:
             self.results_dirty = False
-            await self._results()
+            try:
+                await self._results()
+            except BusDown:
+                self.results_dirty = True
+                raise
         if self.meta_dirty:
             self.meta_dirty = False
             pub, own = self.meta()
@@ -209,7 +230,11 @@ class TeacherLink:
             self.save_due = False
             self.saved_at = now
             self.record.students = self.hub.students(self.code)
-            await self.hub.save_record(self.record)
+            try:
+                await self.hub.save_record(self.record)
+            except BusDown:
+                self.save_due = True
+                raise
         elif self.save_due:
             asyncio.get_running_loop().call_later(SAVE_EVERY, self.wake.set)
 
@@ -229,6 +254,9 @@ class TeacherLink:
         rec.schedule = list(sim.trace)
         rec.step = sim.step_no
         rec.sched_kind, rec.sched_seed = s.sched_kind, s.sched_seed
+        if rec.speed != s.speed:        # the class's speed sliders follow the teacher's
+            rec.speed = s.speed
+            self.meta_dirty = True
         self.save_due = True
 
     def _settle(self) -> None:
@@ -242,14 +270,28 @@ class TeacherLink:
 
     async def _results(self) -> None:
         rec = self.record
+        keys = []
         if rec.round is not None:
-            got = await self.hub.bus.hgetall(answers_key(self.code, rec.round["id"]))
+            keys.append(answers_key(self.code, rec.round["id"]))
+            got = await self._read_back(keys[-1])
             self.tally = rounds.tally(rec.round, got)
             self.answers_n = sum(self.tally.values())
         if rec.experiment is not None:
-            self.hist = rounds.histogram(await self.hub.bus.hgetall(
-                runs_key(self.code, rec.experiment["id"])))
+            keys.append(runs_key(self.code, rec.experiment["id"]))
+            self.hist = rounds.histogram(await self._read_back(keys[-1]))
+        self.seen = {k: self.seen[k] for k in keys if k in self.seen}
         self.meta_dirty = True
+
+    async def _read_back(self, key: str) -> dict[str, str]:
+        """A hash of answers or outcomes, with the fields this link read there before and the
+        store has since lost (an emptied Redis) put back — never over a newer value."""
+        got = await self.hub.bus.hgetall(key)
+        lost = {f: v for f, v in self.seen.get(key, {}).items() if f not in got}
+        if lost:
+            await self.hub.bus.hfill(key, lost, self.hub.settings.room_idle_seconds)
+            got = {**lost, **got}
+        self.seen[key] = got
+        return got
 
     # ------------------------------------------------------------------ room info
     def meta(self) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -274,13 +316,15 @@ class TeacherLink:
         return base, own
 
     # ------------------------------------------------------------------ teacher ops
-    def ask(self, op: Any) -> None:
+    async def ask(self, op: Any) -> None:
         rec = self.record
         if op.kind == "lesson":
             if rec.lesson is None or rec.chapter is None:
                 raise SessionError("this room follows no lesson chapter: nothing to ask from it")
-            rnd = rounds.lesson_round(self.conn.session, rec.rounds_made + 1, rec.lesson,
-                                      rec.chapter)
+            labels, step = rounds.where_now(self.conn.session)
+            rnd = await offload.run(self.conn.limits, "preparing the chapter's question",
+                                    rounds.lesson_round, labels, step, rec.rounds_made + 1,
+                                    rec.lesson, rec.chapter)
         else:
             opts = [o.model_dump() for o in op.options] if op.options else None
             rnd = rounds.open_round(self.conn.session, rec.rounds_made + 1, op.kind, op.question,
@@ -319,23 +363,39 @@ class TeacherLink:
         self.record.selected = proc
         self.touch_meta()
 
-    def chapter(self, lesson: str | None, chapter: int | None, title: str) -> None:
+    async def chapter(self, lesson: str | None, chapter: int | None, title: str) -> None:
         """Show a lesson chapter. For a lesson in protocols/lessons the chapter's state is loaded
         into the teacher's session (the class follows it) and its words go to the class; for
-        any other player the call only records the chapter and its title (the documented hook)."""
+        any other player the call only records the chapter and its title (the documented hook).
+        Reading the lessons, the load and its full frame run off the event loop on the work
+        budget (app/offload.py), so a big chapter cannot stall the other rooms."""
         rec = self.record
         lid = lesson or rec.lesson
         text, cite, count = [], "", rec.chapters
-        if lid is not None and chapter is not None and _known_lesson(lid):
-            info = rounds.lesson_chapter(lid, chapter)
-            conn = self.conn
+        conn = self.conn
+        if lid is not None and chapter is not None and await offload.run(
+                conn.limits, "reading the lessons", _known_lesson, lid):
             conn.stop_play()
-            conn.session.load(info["scenario"], info["variant"], info["timeline"], info["step"])
-            conn.push(conn.frames.full(conn.session, None, load=True))
+            conn.loading = True       # the publisher leaves the session alone meanwhile
+            try:
+                info, frame = await offload.run(conn.limits, "loading this chapter",
+                                                self._chapter_off, lid, chapter)
+            finally:
+                conn.loading = False
+            conn.push(frame)
             title, text, cite, count = info["title"], info["text"], info["cite"], info["chapters"]
         rec.lesson, rec.chapter, rec.chapter_title = lid, chapter, title
         rec.chapter_text, rec.chapter_cite, rec.chapters = text, cite, count
         self.touch_meta()
+
+
+    def _chapter_off(self, lid: str, chapter: int) -> tuple[dict[str, Any], str]:
+        """In a worker thread: the chapter's state into the teacher's session, and its full
+        frame, encoded."""
+        info = rounds.lesson_chapter(lid, chapter)
+        conn = self.conn
+        conn.session.load(info["scenario"], info["variant"], info["timeline"], info["step"])
+        return info, conn.encoded(conn.frames.full(conn.session, None, load=True), None)
 
 
 def public_meta(rec: RoomState, students: int, teacher: bool) -> dict[str, Any]:
@@ -354,7 +414,7 @@ def public_meta(rec: RoomState, students: int, teacher: bool) -> dict[str, Any]:
             "teacher": teacher, "round": rnd, "experiment": exp, "selected": rec.selected,
             "lesson": rec.lesson, "chapter": rec.chapter, "chapter_title": rec.chapter_title,
             "chapter_text": rec.chapter_text, "chapter_cite": rec.chapter_cite,
-            "chapters": rec.chapters, "branch": rec.branch}
+            "chapters": rec.chapters, "branch": rec.branch, "speed": rec.speed}
 
 
 def _known_lesson(lesson_id: str) -> bool:

@@ -1,4 +1,10 @@
-"""The DattaRing protocol class: dispatch to the client and resource mixins, and the monitors."""
+"""The DattaRing protocol class: its rules table and the monitors.
+
+The table is Algorithm 1 (client.py), Algorithm 2 (common.py) and Algorithm 3 (loops.py) as
+printed, Section IV (departure.py), and the named overrides of the other variants: the prose's
+reading and the no-detection ablation (prose.py), our repairs (repairs.py). The kernel derives
+``actions()``, delivery and the inspector's guards from it (kernel/rules.py).
+"""
 
 from __future__ import annotations
 
@@ -6,19 +12,22 @@ from typing import Any
 
 import networkx as nx
 
-from ..kernel import Guard, Message, Protocol, Setup
+from ..kernel import Message, Setup
+from ..kernel.rules import RuleProtocol
 from .build import build
-from .client import ClientSide
-from .common import ResourceCommon
+from .client import Algorithm1
+from .common import Algorithm2
 from .departure import Departures
 from .fields import Fields
 from .graph import cycles, dependencies, resources
-from .loops import LoopBreaking
-from .state import VARIANT_TABLE, Config
+from .loops import Algorithm3
+from .prose import Prose
+from .repairs import Repairs
+from .state import CLIENT, RESOURCE, VARIANT_TABLE, Config
 from .view import view as _view
 
 
-class DattaRing(ClientSide, ResourceCommon, LoopBreaking, Departures, Protocol):
+class DattaRing(Repairs, Prose, Departures, Algorithm3, Algorithm2, Algorithm1, RuleProtocol):
     id = "datta_ring"
     title = "Two-resource allocation with unknown participants (rooted ring)"
     version = "1"
@@ -54,16 +63,12 @@ class DattaRing(ClientSide, ResourceCommon, LoopBreaking, Departures, Protocol):
     def setup(self, scenario: Any, variant: str) -> Setup:
         return build(scenario, variant)
 
-    def actions(self, config: Config, pid: str, state: Any):
-        if config.is_resource(pid):
-            return self.resource_actions(config, pid, state)
-        return self.client_actions(config, pid, state)
+    def role(self, config: Config, pid: str, state: Any) -> str:
+        return RESOURCE if config.is_resource(pid) else CLIENT
 
-    def guards(self, config: Config, pid: str, state: Any) -> list[Guard]:
-        if config.is_resource(pid):
-            return (self.resource_guards(config, pid, state)
-                    + self.loop_guards(config, pid, state))
-        return self.client_guards(config, pid, state)
+    def features(self, config: Config) -> frozenset[str]:
+        on = VARIANT_TABLE.on(config.variant)
+        return on - self.ablated if self.ablated else on
 
     def is_progress(self, msg: Message) -> bool:
         """The token only orders unloops (Definition 3.2): it never unblocks anyone itself, and

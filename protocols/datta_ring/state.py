@@ -14,6 +14,7 @@ from operator import attrgetter
 from ..kernel.variants import Feature, table
 
 INF = "∞"          # the priority level of the token holder (Section III-C.3)
+CLIENT, RESOURCE = "client", "resource"     # the two kinds of process (rules tables' roles)
 NONE = None        # the paper's ⊥
 
 
@@ -116,15 +117,9 @@ class Config:
 
     @property
     def printed(self) -> bool:
+        """Whether readiness is the printed pair of Booleans (the initial state depends on it;
+        the rules in force are chosen by ``DattaRing.features``)."""
         return "prose" not in VARIANT_TABLE.on(self.variant)
-
-    @property
-    def detect(self) -> bool:
-        return "no-detection" not in VARIANT_TABLE.on(self.variant)
-
-    @property
-    def repair(self) -> bool:
-        return "repairs" in VARIANT_TABLE.on(self.variant)
 
     def next_of(self, r: str) -> str:
         """Next(r) on the rooted ring."""

@@ -6,6 +6,7 @@ of **entries** drawn as a table or a list. An entry is one discrepancy, slip, ga
 where in the paper, what is printed, what is wrong or what the prose intends, what the printed
 variant does, what we do instead, how we know (a replay: scenario + schedule under the printed
 variant and under the repair, each with the outcome it must have) and how the repair was verified.
+An entry with nothing to run (pure wording or notation) says so in ``no_replay``, with the reason.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ class Replay(_Strict):
 
     scenario: str = Field(min_length=1, max_length=80)
     schedule: list[str] | None = Field(default=None, max_length=5000)
+    # Stop after this many events of the schedule and judge there: for a behaviour that is a
+    # moment of the run (a message sent, a guard taken), not the way the run ends.
+    step: int | None = Field(default=None, ge=1, le=5000)
     printed: Run
     repair: Run
     shows: str = Field(min_length=1, max_length=600)     # what the replay shows, in one sentence
@@ -67,7 +71,16 @@ class Entry(_Strict):
     ours: str = Field(default="", max_length=1000)
     text: list[str] = Field(default_factory=list, max_length=40)   # an entry drawn as a list item
     replay: Replay | None = None
+    # Why nothing can be run for this entry (a name, a notation, a proof's wording): the
+    # erratum says so explicitly instead of leaving the entry without a replay.
+    no_replay: str | None = Field(default=None, min_length=20, max_length=400)
     verification: Verification | None = None
+
+    @model_validator(mode="after")
+    def _replay_or_reason(self) -> "Entry":
+        if self.replay is not None and self.no_replay is not None:
+            raise ValueError(f"entry {self.id}: a replay and a no_replay reason exclude each other")
+        return self
 
 
 class Table(_Strict):
@@ -129,3 +142,14 @@ def load(protocol: str) -> Erratum:
 
 def protocols() -> list[str]:
     return sorted(p.stem for p in FILES.glob("*.json"))
+
+
+def coverage(protocol: str | None = None) -> dict[str, list[str]]:
+    """Entries by how they are shown: ``replayable``, ``not-applicable`` (a stated reason why
+    nothing runs) and ``missing`` (neither yet), as ``protocol:id``."""
+    out: dict[str, list[str]] = {"replayable": [], "not-applicable": [], "missing": []}
+    for p in [protocol] if protocol else protocols():
+        for e in load(p).entries():
+            key = "replayable" if e.replay else "not-applicable" if e.no_replay else "missing"
+            out[key].append(f"{p}:{e.id}")
+    return out

@@ -1,12 +1,13 @@
 """Writes ``docs/protocols/<protocol>.md`` from the erratum file: ``python -m
-protocols.erratum.render`` (``--check`` exits 1 when a doc differs from what it would write)."""
+protocols.erratum.render`` (``--check`` exits 1 when a doc differs from what it would write;
+``--counts`` prints how many entries are replayable, not applicable, or missing either)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from .model import Entry, Erratum, Section, load, protocols
+from .model import Entry, Erratum, Section, coverage, load, protocols
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "protocols"
 HEADER = ("<!-- Generated from protocols/erratum/files/{p}.json by `python -m "
@@ -17,15 +18,23 @@ def _cell(text: str) -> str:
     return text.replace("\n", " ")
 
 
+def _claims(claims: list[str]) -> str:
+    return f" (asserted: {', '.join(f'`{c}`' for c in claims)})" if claims else ""
+
+
 def replay_line(e: Entry) -> str:
     """One sentence saying how we know, with the outcomes the test suite asserts."""
     r = e.replay
     if r is None:
-        return ""
+        return f"*Nothing to run:* {e.no_replay}" if e.no_replay else ""
     sched = "its recorded schedule" if r.schedule is None else f"a {len(r.schedule)}-event schedule"
+    if r.step is not None:
+        sched += f", judged at step {r.step}"
+    same = r.repair.claims == r.printed.claims and r.repair.claims
     out = (f"*Replay:* `{r.scenario}` ({sched}) under `{r.printed.variant}` → "
-           f"{r.printed.outcome}; the same schedule under `{r.repair.variant}` → "
-           f"{r.repair.outcome}. {r.shows}")
+           f"{r.printed.outcome}{_claims(r.printed.claims)}; the same schedule under "
+           f"`{r.repair.variant}` → {r.repair.outcome}"
+           f"{' (the same claims asserted)' if same else _claims(r.repair.claims)}. {r.shows}")
     return out
 
 
@@ -45,9 +54,10 @@ def _table(s: Section) -> list[str]:
     for e in s.entries:
         cells = [_cell(getattr(e, f)) for _h, f in cols]
         if verified:
-            cells.append((e.verification.status if e.verification else "") + (" ¹" if e.replay else ""))
+            mark = " ¹" if e.replay else (" ²" if e.no_replay else "")
+            cells.append((e.verification.status if e.verification else "") + mark)
         out.append("| " + " | ".join(cells) + " |")
-    replays = [(e.id, replay_line(e)) for e in s.entries if e.replay]
+    replays = [(e.id, replay_line(e)) for e in s.entries if e.replay or e.no_replay]
     families: dict[str, list[str]] = {}
     for e in s.entries:
         if e.verification and e.verification.family:
@@ -55,7 +65,7 @@ def _table(s: Section) -> list[str]:
     if replays or families:
         out.append("")
     for eid, line in replays:
-        out.append(f"- ¹ {eid}: {line}")
+        out.append(f"- {'²' if line.startswith('*Nothing') else '¹'} {eid}: {line}")
     for fam, ids in families.items():
         out.append(f"- Checked for {', '.join(ids)}: {fam}")
     return out
@@ -98,6 +108,10 @@ def render(er: Erratum) -> str:
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
+    if "--counts" in argv:
+        for key, ids in coverage().items():
+            print(f"{key:15} {len(ids):3}  {' '.join(ids)}")
+        return 0
     bad = []
     for p in protocols():
         text = render(load(p))

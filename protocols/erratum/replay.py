@@ -31,17 +31,16 @@ class Result:
 
 def schedule_of(r: Replay) -> list[str]:
     if r.schedule is not None:
-        return list(r.schedule)
-    return gallery()[r.scenario].schedule_for(r.printed.variant)
+        out = list(r.schedule)
+    else:
+        out = gallery()[r.scenario].schedule_for(r.printed.variant)
+    return out[:r.step] if r.step is not None else out
 
 
-def run_side(r: Replay, side: Run) -> Result:
-    """The schedule under ``side.variant``: followed while its events are enabled, then the
-    scenario's own scheduler, to the scenario's step budget or the first monitor finding."""
-    from protocols.lessons.evaluate import Facts, holds
-    from protocols.lessons.predicates import parse
+def _simulate(r: Replay, variant: str) -> tuple[Any, int]:
+    """The simulator after the replay under ``variant``, and how many schedule events it took."""
     sc = gallery()[r.scenario]
-    sim = runner.build(sc, side.variant)
+    sim = runner.build(sc, variant)
     followed = 0
     findings = 0
     for eid in schedule_of(r):
@@ -54,8 +53,18 @@ def run_side(r: Replay, side: Run) -> Result:
     if not sim.monitors.findings:
         kind = (sc.scheduler.then or "oldest") if sc.scheduler.kind == "scripted" else None
         sched = runner.scheduler_for(sc, sim.variant, kind)
-        runner.drive(sim, sched, sc.steps)
-    res = runner.report(sim, sc)
+        runner.drive(sim, sched, sc.steps if r.step is None else r.step)
+    return sim, followed
+
+
+def run_side(r: Replay, side: Run) -> Result:
+    """The schedule under ``side.variant``: followed while its events are enabled, then the
+    scenario's own scheduler, to the scenario's step budget or the first monitor finding. With
+    ``r.step`` the run stops at that step and is judged there."""
+    from protocols.lessons.evaluate import Facts, holds
+    from protocols.lessons.predicates import parse
+    sim, followed = _simulate(r, side.variant)
+    res = runner.report(sim, gallery()[r.scenario])
     facts = Facts(sim)
     claims = [(c, holds(parse(c), facts)) for c in side.claims]
     return Result(side.variant, res["outcome"], list(sim.trace), followed, claims)
@@ -75,9 +84,9 @@ def applicable_prefix(r: Replay, variant: str) -> list[str]:
 
 
 def viewer_link(r: Replay, variant: str) -> str:
-    """One click: the viewer at the end of the applicable schedule; play goes on from there
-    with the scenario's own scheduler, as the test's replay does."""
-    prefix = applicable_prefix(r, variant)
+    """One click: the viewer at the end of the applicable schedule (with ``step``: at the moment
+    the entry is judged); play goes on from there with the scenario's own scheduler."""
+    prefix = applicable_prefix(r, variant) if r.step is None else list(_simulate(r, variant)[0].trace)
     base = f"/sim/{r.scenario}?variant={quote(variant)}"
     if not prefix:
         return base

@@ -53,21 +53,19 @@ class _QuietCtx(Ctx):
 class LeanSimulator(Simulator):
     """A ``Simulator`` for state-space search; build it with ``LeanSimulator.adopt(sim)``."""
 
-    # The Ctx a step hands the protocol (``Transitions`` swaps in one that also notes which
-    # processes the handler read, to memoise transitions that read only their own process).
-    ctx_class: type = _QuietCtx
-
     @classmethod
     def adopt(cls, sim: Simulator) -> "LeanSimulator":
         """A lean twin of ``sim`` in ``sim``'s current state, sharing its protocol, scenario and
         configuration (and whatever a protocol attached to it), with monitors of its own."""
         lean = cls.__new__(cls)
         skip = set(WORKING) | {"monitors", "trace", "narrations", "_snapshots", "_chan",
-                               "_msg_events", "_phash", "_proc_fp", "_chan_fp", "_since"}
+                               "_msg_events", "_phash", "_proc_fp", "_chan_fp", "_since",
+                               "_ctx", "_event_of", "_act_ids", "_chan_sum", "_crash_h"}
         for name, value in vars(sim).items():
             if name not in skip:
                 setattr(lean, name, value)
         lean.monitors = Monitors(lean)
+        lean._ctx = _QuietCtx(lean)
         lean.trace, lean.narrations, lean._snapshots = [], [], {}
         lean.touched = ()
         # Every distinct process state met gets the next number (see ``_refresh``); the explorer
@@ -186,6 +184,25 @@ class LeanSimulator(Simulator):
         return tuple(Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid, a.label or a.name,
                            a.progress) for a in self.protocol.actions(self.config, pid, state))
 
+    def _lookup(self, event_id: Any) -> Event | None:
+        """``Simulator._lookup`` on the lean working attributes (no id table, no queues)."""
+        if not isinstance(event_id, str) or len(event_id) < 2:
+            return None
+        if event_id[0] == "m":
+            seq = event_id[1:]
+            if not seq.isdigit():
+                return None
+            for e in self._deliveries():
+                if e.id == event_id:
+                    return e
+            return None
+        if event_id[0] in "aet" and event_id[1] == ":":
+            i = self.index.get(event_id[2:].partition(":")[0])
+            for e in self._acts.get(i, ()) if i is not None else ():
+                if e.id == event_id:
+                    return e
+        return None
+
     def _deliverable(self) -> Iterable[Message]:
         """The deliverable messages by message number: every message in flight on unordered
         channels, each channel's oldest one on FIFO channels."""
@@ -216,7 +233,7 @@ class LeanSimulator(Simulator):
     # ------------------------------------------------------------------ stepping
     def _apply(self, ev: Event) -> tuple:
         """``Simulator._apply`` without narration, metrics and ``_since``."""
-        ctx = self.ctx_class(self)
+        ctx = self._ctx
         self.step_no += 1
         kind = ev.kind
         if kind == DELIVER:

@@ -1,9 +1,19 @@
-"""Monitors that run after every step: safety, deadlock, livelock, and the run's metrics.
+"""Monitors that run after every step, in two parts (issue 15):
 
-They read what the protocol declares (who requested, who is in its critical section with which
-resources, its own safety predicates and wait-for graph) and record findings by step, so the
-timeline can mark them. Metrics are history, not state: they are saved with each snapshot and
-restored on time travel, but never hashed.
+- ``Checks``: what one step's resulting state is judged on — the protocol's own safety
+  predicates, a critical section entered twice or a resource over its capacity, and the onset
+  of a deadlock (someone has not finished and no progress event is enabled). They read what the
+  protocol declares (who requested, who is in its critical section with which resources, its
+  safety predicates and wait-for graph) and keep only what makes a finding fire once (the
+  violations of the previous step, whether it was stuck).
+- ``History``: what the timeline remembers of the run — the metrics (messages sent and when,
+  deliveries, requests, served requests), the findings by step for the timeline's markers, and
+  the livelock memory (fingerprints of the states since the last critical-section entry).
+  History is not state: it is saved with each snapshot and restored on time travel, never
+  hashed.
+
+``Monitors`` is both, as a simulator's timeline runs them; a search (``Transitions``) runs only
+the safety checks (``lean``).
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sim import Simulator
 
 LIVELOCK_WINDOW = 200_000   # states remembered since the last critical-section entry
+_MASK = (1 << 64) - 1
 
 
 @dataclass
@@ -38,14 +49,13 @@ class Finding:
         return d
 
 
-class Monitors:
-    """Findings and metrics of one simulator."""
+class History:
+    """The run's metrics, findings by step and livelock memory (see the module docstring)."""
 
     def __init__(self, sim: "Simulator") -> None:
         self.sim = sim
         self.sent: dict[str, int] = {}
         self.sent_at: dict[int, int] = {}       # message seq -> step at which it was sent
-        self.last_event: Event | None = None    # the event being checked (protocols may read it)
         self.delivered = 0
         self.cs_entries = 0
         self.requests = 0
@@ -55,18 +65,12 @@ class Monitors:
         # always the prefix of this up to the current step).
         self._timeline_served: list[tuple[str, int, int, int]] = []
         self.findings: dict[tuple[int, str], Finding] = {}
-        # Only call the protocol's own safety predicates if it has any (a step is a hot path).
-        proto_cls = type(sim.protocol)
-        self._checks = proto_cls.violations is not _base_violations(proto_cls)
-        self._deadlocked = False
-        self._bad: frozenset[str] = frozenset()
         self._seen: dict[int, int] = {}
         # Opt-in (Protocol.livelock_bypass): a repeated state is a livelock when one requester
         # has waited through the whole period, even if others entered meanwhile (kout_tree Fig. 3).
         self._bypass = bool(getattr(sim.protocol, "livelock_bypass", False))
-        self.lean = False           # set by Transitions (see begin_transition)
 
-    # ---------------------------------------------------------------- protocol events
+    # ---------------------------------------------------------------- what happened
     def on_send(self, m: Message) -> None:
         self.sent[m.kind] = self.sent.get(m.kind, 0) + 1
         self.sent_at[m.seq] = self.sim.step_no
@@ -78,16 +82,10 @@ class Monitors:
         """``pid`` started waiting (the simulator recorded it in ``waiting``)."""
         self.requests += 1
 
-    def on_enter(self, pid: str, resources: tuple[str, ...], served: tuple[int, int] | None,
-                 again: bool, over: list[str]) -> None:
-        """``pid`` entered its critical section (the simulator updated ``cs`` and ``usage``):
-        ``served`` is the waiting entry it ended, ``again`` whether it was in it already,
-        ``over`` the resources now used beyond their capacity."""
-        sim = self.sim
-        if again:
-            self.violation(f"{pid} enters its critical section while already in it")
+    def on_served(self, pid: str, served: tuple[int, int] | None) -> None:
+        """``pid`` entered its critical section, ending the waiting entry ``served`` (if any)."""
         if served is not None:
-            rec = (pid, served[0], sim.step_no - served[0], self.cs_entries - served[1])
+            rec = (pid, served[0], self.sim.step_no - served[0], self.cs_entries - served[1])
             i = len(self.served)
             if i < len(self._timeline_served):
                 self._timeline_served[i] = rec      # replaying the recorded timeline
@@ -95,10 +93,6 @@ class Monitors:
                 self._timeline_served.append(rec)
             self.served.append(rec)
         self.cs_entries += 1
-        for r in over:
-            who = ", ".join(sim.usage[r])
-            self.violation(f"resource {r} is used by {who} at once "
-                           f"(capacity {sim.capacity.get(r, 1)})")
         if not self._bypass:
             self._seen.clear()
 
@@ -106,71 +100,23 @@ class Monitors:
         """``pid`` left its critical section (nothing to count)."""
 
     def violation(self, text: str) -> None:
+        """Record a safety violation at the current step."""
         key = (self.sim.step_no, "violation:" + text)
         self.findings[key] = Finding(self.sim.step_no, "violation", text)
 
-    # ---------------------------------------------------------------- transitions of a search
-    # ``Transitions`` (the kernel's search API) sets ``lean``: after a step only what protocols
-    # read (``last_event``) and the safety predicates are kept; the search judges deadlock on
-    # new states itself and finds cycles in its graph, so the per-timeline work (the enabled
-    # events, the wait-for graph, the livelock fingerprints) would be wasted on every transition.
-    def begin_transition(self) -> int:
-        """Forget the findings of the previous transition; returns the CS entries so far."""
-        self.findings.clear()
-        self._bad = frozenset()     # so the step reports every current violation as new
-        self._deadlocked = False
-        return self.cs_entries
-
-    def transition_violations(self) -> tuple[str, ...]:
-        """The violations the transition just applied reported (sorted), and bounded history."""
-        self._seen.clear()
-        if len(self.served) > 4096:      # metrics history, not needed by a search
-            self.forget_history()
-        if not self.findings:
-            return ()
-        return tuple(sorted(f.text for f in self.findings.values() if f.kind == "violation"))
-
+    # ---------------------------------------------------------------- livelock memory
     def clear_history(self) -> None:
         """Empty the livelock fingerprint memory (a per-timeline heuristic)."""
         self._seen.clear()
 
-    def _after_step_lean(self, ev: Event) -> None:
-        self.last_event = ev
-        if self._checks:
-            bad = self.sim.protocol.violations(self.sim)
-            if bad:                     # rarely: skip the sort of an empty list otherwise
-                for text in sorted(set(bad)):
-                    self.violation(text)
-
-    # ---------------------------------------------------------------- after every step
-    def after_step(self, ev: Event) -> None:
-        if self.lean:
-            self._after_step_lean(ev)
-            return
+    def note_state(self, ev: Event) -> None:
+        """Remember the current state's fingerprint; a state that repeats one since the last
+        critical-section entry, with every progress event enabled since, is a livelock."""
         sim = self.sim
         step = sim.step_no
-        self.last_event = ev        # e.g. kout_tree: a fault ends legitimacy, a protocol step not
-        if self._checks:
-            bad = frozenset(sim.protocol.violations(sim))
-            for text in sorted(bad - self._bad):
-                self.violation(text)
-            self._bad = bad
-        if not sim.has_unfinished():
-            self._deadlocked = False
-            self._seen.clear()
-            return
-        stuck = not sim.can_progress()
-        if stuck and not self._deadlocked:
-            cycle = self.wait_cycle()
-            text = "deadlock: " + _who(sim.unfinished(), sim.waiting) + " and nothing can move"
-            if cycle:
-                text += "; wait-for cycle " + " → ".join(map(str, cycle + cycle[:1]))
-            self.findings[(step, "deadlock")] = Finding(step, "deadlock", text, cycle)
-        self._deadlocked = stuck
-        if stuck:
-            return
-        fp = sim.fingerprint()
-        t0 = self._seen.get(fp)
+        fp = (sim._proc_fp + sim._chan_sum + sim._crash_h) & _MASK     # sim.fingerprint()
+        seen = self._seen
+        t0 = seen.get(fp)
         starved = t0 is not None and self._bypass and sorted(
             p for p, w in sim.waiting.items() if w[0] <= t0)
         if t0 is not None and (starved or not self._bypass) \
@@ -186,9 +132,9 @@ class Monitors:
                         f"{_who(sim.unfinished(), sim.waiting, plural=True)} and nobody entered a "
                         "critical section")
             self.findings[(step, "livelock")] = Finding(step, "livelock", text, period=period)
-        if len(self._seen) >= LIVELOCK_WINDOW:
-            self._seen.clear()
-        self._seen[fp] = step
+        if len(seen) >= LIVELOCK_WINDOW:
+            seen.clear()
+        seen[fp] = step
 
     def _repeats(self, t0: int) -> bool:
         """Confirm exactly that the state of step t0 equals the current one: the fingerprint is
@@ -198,14 +144,6 @@ class Monitors:
         except Exception:             # noqa: BLE001 - no timeline to rebuild from (explorer)
             return True
         return self.sim.repetition_key(then) == self.sim.repetition_key(self.sim.state())
-
-    def wait_cycle(self) -> list:
-        g = self.sim.protocol.wait_for(self.sim)
-        try:
-            edges = nx.find_cycle(g)
-        except nx.NetworkXNoCycle:
-            return []
-        return [u for u, _v, *_ in edges]
 
     # ---------------------------------------------------------------- reading
     def first(self, kind: str) -> Finding | None:
@@ -238,14 +176,13 @@ class Monitors:
         }
 
     # ---------------------------------------------------------------- time travel
-    def save(self) -> tuple:
-        return (dict(self.sent), self.delivered, self.cs_entries, self.requests, len(self.served),
-                self._deadlocked, self._bad)
+    def save_history(self) -> tuple:
+        return (dict(self.sent), self.delivered, self.cs_entries, self.requests, len(self.served))
 
-    def load(self, saved: tuple) -> None:
+    def load_history(self, saved: tuple) -> None:
         """Restore the counters of a snapshot (earlier or later than the current step) on the
         recorded timeline; what lies beyond it stays recorded for later jumps."""
-        sent, self.delivered, self.cs_entries, self.requests, n, self._deadlocked, self._bad = saved
+        sent, self.delivered, self.cs_entries, self.requests, n = saved
         self.sent = dict(sent)
         if len(self._timeline_served) < len(self.served):      # history was forgotten
             self._timeline_served = list(self.served)
@@ -267,6 +204,149 @@ class Monitors:
         """Drop the served-request history (the explorer, which has no timeline, calls this)."""
         del self.served[:]
         del self._timeline_served[:]
+
+
+# What ``Checks.check_step`` found about the state a step produced.
+IDLE = 0      # nobody has anything unfinished
+STUCK = 1     # someone has, and no progress event is enabled
+MOVING = 2    # someone has, and some progress event is enabled
+
+
+class Checks:
+    """The per-step checks (see the module docstring); findings go to ``violation`` and
+    ``findings``, which ``History`` keeps."""
+
+    findings: dict[tuple[int, str], Finding]
+
+    def __init__(self, sim: "Simulator") -> None:
+        self.sim = sim
+        self.last_event: Event | None = None    # the event being checked (protocols may read it)
+        # Only call the protocol's own safety predicates if it has any (a step is a hot path).
+        proto_cls = type(sim.protocol)
+        self._checks = proto_cls.violations is not _base_violations(proto_cls)
+        self._deadlocked = False
+        self._bad: frozenset[str] = frozenset()
+        self.lean = False           # set by Transitions (see begin_transition)
+
+    def violation(self, text: str) -> None:      # pragma: no cover - History's
+        raise NotImplementedError
+
+    def check_enter(self, pid: str, again: bool, over: list[str]) -> None:
+        """``pid`` entered its critical section: twice is a violation, and so is a resource
+        used beyond its capacity (``over``)."""
+        if again:
+            self.violation(f"{pid} enters its critical section while already in it")
+        sim = self.sim
+        for r in over:
+            who = ", ".join(sim.usage[r])
+            self.violation(f"resource {r} is used by {who} at once "
+                           f"(capacity {sim.capacity.get(r, 1)})")
+
+    def check_step(self, ev: Event) -> int:
+        """Judge the state ``ev`` produced: new safety violations, a deadlock's onset. Returns
+        IDLE, STUCK or MOVING (what the livelock memory needs to know)."""
+        sim = self.sim
+        self.last_event = ev        # e.g. kout_tree: a fault ends legitimacy, a protocol step not
+        if self._checks:
+            bad = frozenset(sim.protocol.violations(sim))
+            for text in sorted(bad - self._bad):
+                self.violation(text)
+            self._bad = bad
+        # The cheap answers first (someone waits; some progress action is enabled) without a
+        # call: this runs after every step.
+        if not sim.waiting and not sim.has_unfinished():
+            self._deadlocked = False
+            return IDLE
+        stuck = not sim._n_progress and not sim.can_progress()
+        if stuck and not self._deadlocked:
+            step = sim.step_no
+            cycle = self.wait_cycle()
+            text = "deadlock: " + _who(sim.unfinished(), sim.waiting) + " and nothing can move"
+            if cycle:
+                text += "; wait-for cycle " + " → ".join(map(str, cycle + cycle[:1]))
+            self.findings[(step, "deadlock")] = Finding(step, "deadlock", text, cycle)
+        self._deadlocked = stuck
+        return STUCK if stuck else MOVING
+
+    def wait_cycle(self) -> list:
+        g = self.sim.protocol.wait_for(self.sim)
+        try:
+            edges = nx.find_cycle(g)
+        except nx.NetworkXNoCycle:
+            return []
+        return [u for u, _v, *_ in edges]
+
+    def save_checks(self) -> tuple:
+        return (self._deadlocked, self._bad)
+
+    def load_checks(self, saved: tuple) -> None:
+        self._deadlocked, self._bad = saved
+
+
+class Monitors(Checks, History):
+    """Findings and metrics of one simulator: the per-step checks and the history."""
+
+    def __init__(self, sim: "Simulator") -> None:
+        History.__init__(self, sim)
+        Checks.__init__(self, sim)
+
+    violation = History.violation
+
+    def on_enter(self, pid: str, resources: tuple[str, ...], served: tuple[int, int] | None,
+                 again: bool, over: list[str]) -> None:
+        """``pid`` entered its critical section (the simulator updated ``cs`` and ``usage``):
+        ``served`` is the waiting entry it ended, ``again`` whether it was in it already,
+        ``over`` the resources now used beyond their capacity."""
+        if again or over:
+            self.check_enter(pid, again, over)
+        self.on_served(pid, served)
+
+    def after_step(self, ev: Event) -> None:
+        """The checks of the step's state, then (on a timeline) the livelock memory."""
+        if self.lean:
+            self._after_step_lean(ev)
+            return
+        moving = self.check_step(ev)
+        if moving == MOVING:
+            self.note_state(ev)
+        elif moving == IDLE:
+            self._seen.clear()
+
+    def save(self) -> tuple:
+        return self.save_history() + self.save_checks()
+
+    def load(self, saved: tuple) -> None:
+        self.load_history(saved[:5])
+        self.load_checks(saved[5:])
+
+    # ---------------------------------------------------------------- transitions of a search
+    # ``Transitions`` (the kernel's search API) sets ``lean``: after a step only what protocols
+    # read (``last_event``) and the safety predicates are kept; the search judges deadlock on
+    # new states itself and finds cycles in its graph, so the per-timeline work (the enabled
+    # events, the wait-for graph, the livelock fingerprints) would be wasted on every transition.
+    def begin_transition(self) -> int:
+        """Forget the findings of the previous transition; returns the CS entries so far."""
+        self.findings.clear()
+        self._bad = frozenset()     # so the step reports every current violation as new
+        self._deadlocked = False
+        return self.cs_entries
+
+    def transition_violations(self) -> tuple[str, ...]:
+        """The violations the transition just applied reported (sorted), and bounded history."""
+        self._seen.clear()
+        if len(self.served) > 4096:      # metrics history, not needed by a search
+            self.forget_history()
+        if not self.findings:
+            return ()
+        return tuple(sorted(f.text for f in self.findings.values() if f.kind == "violation"))
+
+    def _after_step_lean(self, ev: Event) -> None:
+        self.last_event = ev
+        if self._checks:
+            bad = self.sim.protocol.violations(self.sim)
+            if bad:                     # rarely: skip the sort of an empty list otherwise
+                for text in sorted(set(bad)):
+                    self.violation(text)
 
 
 def _who(unfinished: list[str], waiting: Any, plural: bool = False) -> str:

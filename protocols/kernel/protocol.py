@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from .events import Action, Guard, Message
+from .events import Action, Guard, Message, Narration
 from .variants import Variants
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -267,14 +267,35 @@ def _receive_kind(name: str, kinds: tuple[str, ...]) -> str:
     return "*" if "receive" in words else ""    # "receive forms": any message to it
 
 
-class Ctx:
-    """The effects of one step, applied by the simulator as they are recorded."""
+_tuple_new = tuple.__new__
 
-    __slots__ = ("sim", "narration")
+
+class Ctx:
+    """The effects of one step, applied by the simulator as they are recorded.
+
+    ``get(pid)`` / ``put(pid, state)`` read and replace a process state; ``send(src, dst, kind,
+    body=None)`` puts a message in flight; ``request(pid)`` (``pid`` starts waiting for its
+    critical section), ``enter_cs(pid, resources=())``, ``exit_cs(pid)`` and ``cancel(pid)``
+    (it stops waiting unserved: it departed) keep the kernel's books of who waits and who is
+    in a critical section; ``violation(text)`` reports a safety violation found while handling
+    the step. Those are the simulator's own methods, bound once when its context is made, so
+    that an effect costs one call, not two (a step makes several).
+    """
+
+    __slots__ = ("sim", "narration", "get", "put", "send", "request", "enter_cs", "exit_cs",
+                 "cancel", "violation")
 
     def __init__(self, sim: "Simulator") -> None:
         self.sim = sim
         self.narration: list = []
+        self.get: Callable[[str], Any] = sim.proc
+        self.put: Callable[[str, Any], None] = sim._put
+        self.send: Callable[..., Message] = sim._send
+        self.request: Callable[[str], None] = sim._request
+        self.enter_cs: Callable[..., None] = sim._enter_cs
+        self.exit_cs: Callable[[str], None] = sim._exit_cs
+        self.cancel: Callable[[str], None] = sim._cancel
+        self.violation: Callable[[str], None] = sim._violation
 
     @property
     def config(self) -> Any:
@@ -293,34 +314,7 @@ class Ctx:
         sim = self.sim
         return sim.protocol.has(sim.variant, feature)
 
-    def get(self, pid: str) -> Any:
-        return self.sim.procs[self.sim.index[pid]]
-
-    def put(self, pid: str, state: Any) -> None:
-        self.sim._put(pid, state)
-
-    def send(self, src: str, dst: str, kind: str, body: Hashable = None) -> Message:
-        return self.sim._send(src, dst, kind, body)
-
     def say(self, text: str, pid: str = "", algorithm: str | None = None,
             lines: Sequence[int] = ()) -> None:
-        from .events import Narration
-        self.narration.append(Narration(text, pid, algorithm, tuple(lines)))
-
-    def request(self, pid: str) -> None:
-        """``pid`` starts waiting for its critical section (for metrics and monitors)."""
-        self.sim._request(pid)
-
-    def enter_cs(self, pid: str, resources: Iterable[str] = ()) -> None:
-        self.sim._enter_cs(pid, tuple(resources))
-
-    def exit_cs(self, pid: str) -> None:
-        self.sim._exit_cs(pid)
-
-    def cancel(self, pid: str) -> None:
-        """``pid`` stops waiting without being served (it departed)."""
-        self.sim._cancel(pid)
-
-    def violation(self, text: str) -> None:
-        """Report a safety violation found while handling this step."""
-        self.sim._violation(text)
+        # tuple.__new__ skips NamedTuple's Python-level constructor: one per narrated effect.
+        self.narration.append(_tuple_new(Narration, (text, pid, algorithm, tuple(lines))))

@@ -14,6 +14,22 @@ Declare rules by decorating the effect methods, in the order the paper lists the
 
     @receive("Token", when=lambda cfg, pid, s, msg: s.phase == "wanting", title="enter")
     def enter(self, ctx, msg): ...
+
+Three options serve protocols with many similar actions: ``args`` makes one rule stand for a
+family of events ``name:arg`` (one per argument it lists, e.g. a form to each pool), ``eager``
+marks a rule the kernel applies at once at the end of the step that enables it
+(``Protocol.eager``) instead of offering it as an event, and ``only`` leaves a rule out of the
+configurations (variants) that have no such mechanism. Action rules of different roles may
+share an event name (kout_tree's ``EnterCS`` is Algorithm 1's at the root, Algorithm 2's
+elsewhere); within one role names are unique.
+
+A variant's departure from the base table may also be a rule marked ``feature="F"``: it is in
+force only when the variant switches F on (``RuleProtocol.features``), and with ``over="effect"``
+it takes the place of that rule (same position, so the order of actions and of receive rules is
+kept)::
+
+    @receive("Token", feature="prose", over="enter", title="enter")
+    def enter_prose(self, ctx, msg): ...
 """
 
 from __future__ import annotations
@@ -49,7 +65,12 @@ class Rule:
     waits: Text = ""               # what a false guard waits for
     label: Text = ""               # the event's label in the browser (default: "pid name")
     progress: bool = True          # False: taking it cannot help a waiting process
-    role: str = ""                 # which kind of process has it ("" = every process)
+    role: str | tuple[str, ...] = ""   # which kind(s) of process have it ("" = every process)
+    args: Callable[[Any, str, Any], Sequence[str]] | None = None   # a family: one event per arg
+    eager: bool = False            # applied at the end of the step that enables it, not offered
+    only: Callable[[Any], bool] | None = None   # the rule exists only where only(cfg) holds
+    feature: str = ""              # in force only when the variant has this feature ("": always)
+    over: str = ""                 # with a feature: the effect of the rule it replaces
 
     def holds(self, cfg: Any, pid: str, state: Any, msg: Message | None = None) -> bool:
         if self.when is None:
@@ -60,44 +81,117 @@ class Rule:
     def text(self, what: Text, cfg: Any, pid: str, state: Any) -> str:
         return what(cfg, pid, state) if callable(what) else what
 
+    def events(self, cfg: Any, pid: str, state: Any) -> list[tuple[str, str]]:
+        """(name, label) of each event of this action rule, its guard aside: one, or one per
+        argument of a family (whose ``label`` is called with the argument too)."""
+        if self.args is None:
+            return [(self.name, self.text(self.label, cfg, pid, state) or f"{pid} {self.name}")]
+        lab = self.label
+        return [(f"{self.name}:{a}", (lab(cfg, pid, state, a) if callable(lab) else lab)
+                 or f"{pid} {self.name}:{a}") for a in self.args(cfg, pid, state)]
+
 
 def rule(kind: str, *, when: Callable[..., bool] | None = None, name: str = "", title: str = "",
          algorithm: str | None = None, lines: Sequence[int] = (), waits: Text = "",
-         label: Text = "", progress: bool = True, role: str = "") -> Callable:
-    """Declare the decorated method ``(self, ctx, pid, arg)`` as the effect of an action rule."""
+         label: Text | Callable[..., str] = "", progress: bool = True,
+         role: str | tuple[str, ...] = "",
+         args: Callable[[Any, str, Any], Sequence[str]] | None = None, eager: bool = False,
+         only: Callable[[Any], bool] | None = None, feature: str = "",
+         over: str = "") -> Callable:
+    """Declare the decorated method ``(self, ctx, pid, arg)`` as the effect of an action rule
+    (``arg``: the part of the event's name after ``name:``, for a family declared with ``args``)."""
     if kind not in (LOCAL, ENV, TIMEOUT):
         raise ValueError(f"rule kind must be LOCAL, ENV or TIMEOUT, not {kind!r}")
+    if over and not feature:
+        raise ValueError("over= replaces a rule only in the variants of a feature=")
 
     def mark(fn: Callable) -> Callable:
         n = name or fn.__name__.replace("_", "-")
         fn.__rule__ = Rule(kind, n, fn.__name__, title or n, when, "", algorithm, tuple(lines),
-                           waits, label, progress, role)
+                           waits, label, progress, role, args, eager, only, feature, over)
         return fn
     return mark
 
 
 def receive(message: str, *, when: Callable[..., bool] | None = None, title: str = "",
             algorithm: str | None = None, lines: Sequence[int] = (), waits: Text = "",
-            role: str = "") -> Callable:
+            role: str | tuple[str, ...] = "",
+            only: Callable[[Any], bool] | None = None, feature: str = "",
+            over: str = "") -> Callable:
     """Declare the decorated method ``(self, ctx, msg)`` as the effect of receiving ``message``
     when ``when(cfg, pid, state, msg)`` holds (the first such rule of the kind applies)."""
+    if over and not feature:
+        raise ValueError("over= replaces a rule only in the variants of a feature=")
 
     def mark(fn: Callable) -> Callable:
         fn.__rule__ = Rule(RECEIVE, fn.__name__, fn.__name__, title or f"receive {message}",
-                           when, message, algorithm, tuple(lines), waits, "", True, role)
+                           when, message, algorithm, tuple(lines), waits, "", True, role,
+                           only=only, feature=feature, over=over)
         return fn
     return mark
+
+
+@dataclass(frozen=True)
+class Table:
+    """The rules in force for one set of features: what the kernel derives from (before
+    ``RuleProtocol._mine`` keeps a process's own)."""
+
+    rules: tuple[Rule, ...]
+    actions: tuple[Rule, ...]
+    by_name: dict[str, tuple[Rule, ...]]
+    by_message: dict[str, tuple[Rule, ...]]
+
+
+def select(rules: Sequence[Rule], features: frozenset[str]) -> Table:
+    """The table of ``rules`` in force under ``features``: the base rules, each feature rule
+    added in declaration order, an ``over`` rule in the place of the one it replaces (or, when
+    that one's feature is off, of the rule that one replaces)."""
+    declared = {r.effect: r for r in rules}
+    slots: list[Rule] = []
+    where: dict[str, int] = {}
+    for r in rules:
+        if r.feature and r.feature not in features:
+            continue
+        if r.over:
+            target = r.over
+            while target not in where and target in declared and declared[target].over:
+                target = declared[target].over
+            i = where.get(target)
+            if i is None:
+                raise TypeError(f"rule {r.effect} replaces {r.over}, which is not in force "
+                                f"with {', '.join(sorted(features)) or 'no features'}")
+            slots[i] = r
+            where[r.effect] = i
+        else:
+            where[r.effect] = len(slots)
+            slots.append(r)
+    actions = tuple(r for r in slots if r.kind != RECEIVE)
+    by_name: dict[str, list[Rule]] = {}
+    for r in actions:
+        by_name.setdefault(r.name, []).append(r)
+    for n, rs in by_name.items():     # a shared name: one rule per role
+        seen: set[str] = set()
+        for r in rs if len(rs) > 1 else ():
+            roles = set(r.role) if isinstance(r.role, tuple) else {r.role}
+            if "" in roles or roles & seen:
+                raise TypeError(f"two action rules named {n!r} share a role")
+            seen |= roles
+    by_msg: dict[str, list[Rule]] = {}
+    for r in slots:
+        if r.kind == RECEIVE:
+            by_msg.setdefault(r.message, []).append(r)
+    return Table(tuple(slots), actions, {k: tuple(v) for k, v in by_name.items()},
+                 {k: tuple(v) for k, v in by_msg.items()})
 
 
 class RuleProtocol(Protocol):
     """A protocol whose behaviour is its rules table: subclasses declare rules, not
     ``actions`` / ``on_<Kind>`` / ``guards``. ``role(config, pid, state)`` picks which rules
-    apply to a process when there are several kinds of process."""
+    apply to a process when there are several kinds of process (a rule may name several)."""
 
-    rules: tuple[Rule, ...] = ()
-    _actions: tuple[Rule, ...] = ()
-    _by_name: dict[str, Rule] = {}
+    rules: tuple[Rule, ...] = ()   # every rule declared, of every feature and role
     _by_message: dict[str, tuple[Rule, ...]] = {}
+    _tables: dict[frozenset[str], Table] = {}
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -108,10 +202,15 @@ class RuleProtocol(Protocol):
                 if isinstance(r, Rule):
                     found[attr] = r
         cls.rules = tuple(found.values())
-        cls._actions = tuple(r for r in cls.rules if r.kind != RECEIVE)
-        cls._by_name = {r.name: r for r in cls._actions}
-        if len(cls._by_name) != len(cls._actions):
-            raise TypeError(f"{cls.__name__}: two action rules share a name")
+        cls._tables = {}
+        variants = cls.variant_table.named.values() if cls.variant_table is not None else ()
+        for features in (frozenset(), *variants):     # every named variant's table is sound
+            try:
+                cls._tables[features] = select(cls.rules, features)
+            except TypeError as e:
+                raise TypeError(f"{cls.__name__}: {e}") from None
+        if any(r.eager for r in cls.rules) and "eager" not in cls.__dict__:
+            cls.eager = RuleProtocol._eager_rule    # only then does the kernel ask
         by_msg: dict[str, list[Rule]] = {}
         for r in cls.rules:
             if r.kind == RECEIVE:
@@ -122,24 +221,55 @@ class RuleProtocol(Protocol):
         """Which rules apply to ``pid``: those of this role and those with no role."""
         return ""
 
+    def features(self, config: Any) -> frozenset[str]:
+        """The features of the variant ``config`` was built for: which ``feature=`` rules are
+        in force (default: none, the base table only)."""
+        return frozenset()
+
+    def table(self, config: Any) -> Table:
+        """The rules in force in ``config``'s variant (every role)."""
+        f = self.features(config)
+        t = self._tables.get(f)
+        if t is None:
+            t = self._tables[f] = select(self.rules, f)
+        return t
+
     def _mine(self, rules: Sequence[Rule], config: Any, pid: str, state: Any) -> list[Rule]:
-        if not any(r.role for r in rules):
-            return list(rules)
-        me = self.role(config, pid, state)
-        return [r for r in rules if not r.role or r.role == me]
+        """The rules of ``rules`` that ``pid`` has: of its role, present in this config."""
+        me = None
+        out = []
+        for r in rules:      # one pass, role first: this runs for every step's actions
+            if r.role:
+                if me is None:
+                    me = self.role(config, pid, state)
+                if r.role != me and not (type(r.role) is tuple and me in r.role):
+                    continue
+            if r.only is None or r.only(config):
+                out.append(r)
+        return out
 
     # ---- derived behaviour ----------------------------------------------------------------
     def actions(self, config: Any, pid: str, state: Any) -> list[Action]:
         out = []
-        for r in self._mine(self._actions, config, pid, state):
-            if r.holds(config, pid, state):
-                label = r.text(r.label, config, pid, state) or f"{pid} {r.name}"
-                out.append(Action(r.kind, r.name, label, r.progress, r.algorithm, r.lines))
+        for r in self._mine(self.table(config).actions, config, pid, state):
+            if not r.eager and r.holds(config, pid, state):
+                out.extend(Action(r.kind, name, label, r.progress, r.algorithm, r.lines)
+                           for name, label in r.events(config, pid, state))
         return out
+
+    def _eager_rule(self, config: Any, pid: str, state: Any) -> str | None:
+        """The first eager rule of ``pid`` that holds (its first event), in table order."""
+        for r in self._mine(self.table(config).actions, config, pid, state):
+            if r.eager and r.holds(config, pid, state):
+                evs = r.events(config, pid, state)
+                if evs:
+                    return evs[0][0]
+        return None
 
     def receiver(self, config: Any, state: Any, msg: Message) -> Rule | None:
         """The rule that handles ``msg`` at its destination in ``state`` (None: no rule does)."""
-        for r in self._mine(self._by_message.get(msg.kind, ()), config, msg.dst, state):
+        for r in self._mine(self.table(config).by_message.get(msg.kind, ()), config, msg.dst,
+                            state):
             if r.holds(config, msg.dst, state, msg):
                 return r
         return None
@@ -153,10 +283,11 @@ class RuleProtocol(Protocol):
 
     def apply(self, ctx: Ctx, pid: str, name: str) -> None:
         head, _, arg = name.partition(":")
-        r = self._by_name.get(head)
-        if r is None:
+        rules = self._mine(self.table(ctx.config).by_name.get(head, ()), ctx.config, pid,
+                           ctx.get(pid))
+        if not rules:
             raise NotImplementedError(f"{self.id}: no rule named {head!r}")
-        getattr(self, r.effect)(ctx, pid, arg)
+        getattr(self, rules[0].effect)(ctx, pid, arg)    # names are unique within a role
 
     def message_kinds(self) -> tuple[str, ...]:
         return tuple(self._by_message)
@@ -166,12 +297,13 @@ class RuleProtocol(Protocol):
         """Every rule of ``pid``; a receive rule's value here is its guard on the state alone
         (``inspect_guards`` adds whether a message it receives is deliverable)."""
         return [self._guard(r, config, pid, state, r.kind != RECEIVE
-                            and r.holds(config, pid, state), ())
-                for r in self._mine(self.rules, config, pid, state)]
+                            and r.holds(config, pid, state)
+                            and (r.args is None or bool(r.args(config, pid, state))), ())
+                for r in self._mine(self.table(config).rules, config, pid, state)]
 
     def inspect_guards(self, sim: "Simulator", pid: str) -> list[Guard]:
         cfg, state = sim.config, sim.proc(pid)
-        mine = self._mine(self.rules, cfg, pid, state)
+        mine = self._mine(self.table(cfg).rules, cfg, pid, state)
         handled: dict[str, list[str]] = {}
         if pid not in sim.crashed:
             for e in sim.enabled():
@@ -184,9 +316,12 @@ class RuleProtocol(Protocol):
             if r.kind == RECEIVE:
                 evs = tuple(handled.get(r.effect, ()))
             elif pid not in sim.crashed and r.holds(cfg, pid, state):
-                evs = (f"{PREFIX[r.kind]}:{pid}:{r.name}",)
+                evs = tuple(f"{PREFIX[r.kind]}:{pid}:{n}" for n, _ in r.events(cfg, pid, state))
             else:
                 evs = ()
+            if r.eager:    # never an event: it holds only inside the step that enables it
+                out.append(self._guard(r, cfg, pid, state, bool(evs), ()))
+                continue
             out.append(self._guard(r, cfg, pid, state, bool(evs), evs))
         return out
 
@@ -194,5 +329,6 @@ class RuleProtocol(Protocol):
                events: tuple[str, ...]) -> Guard:
         waits = r.text(r.waits, cfg, pid, state)
         if r.kind == RECEIVE and not waits:
-            waits = f"a {r.message} to deliver"
+            # "… message": the inspector then says only that none can be delivered now
+            waits = f"a {r.message} message"
         return Guard(r.title, holds, r.algorithm, r.lines, waits, events, r.message)

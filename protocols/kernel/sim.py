@@ -19,6 +19,9 @@ from .protocol import Ctx, Protocol
 
 _MASK = (1 << 64) - 1
 SNAPSHOT_EVERY = 256
+EVENT_CACHE = 1 << 16      # (process, action) -> Event entries kept before starting afresh
+_tuple_new = tuple.__new__
+_ACTION_KINDS = frozenset((LOCAL, ENV, TIMEOUT))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +86,8 @@ class Simulator:
         self._eager_hook = (protocol.eager if type(protocol).eager is not Protocol.eager
                             else None)
         self.monitors = Monitors(self)
+        self._event_of: dict[tuple[int, Any], Event] = {}
+        self._ctx = Ctx(self)            # one per simulator: a step only resets its narration
 
         self.trace: list[str] = []                 # event ids applied, step k applied trace[k-1]
         self.narrations: list[tuple[Narration, ...]] = []
@@ -117,10 +122,13 @@ class Simulator:
         self._phash = [hash((i, s)) for i, s in enumerate(self.procs)]
         self._proc_fp = sum(self._phash) & _MASK
         self._chan_fp: dict[tuple[str, str], int] = {}
+        self._chan_sum = 0           # sum of _chan_fp's values, kept as they change
         for c in self._chan:
             self._rehash_channel(c)
+        self._crash_h = hash(frozenset(self.crashed))
         self._enabled: list[Event] | None = None
         self._acts: dict[int, tuple[Event, ...]] = {}
+        self._act_ids: dict[str, Event] = {}   # the enabled action events by id (for step)
         self._n_progress = 0         # enabled action events with progress (see can_progress)
         self._since: dict[str, int] = {}
         for q in self._chan.values():
@@ -147,7 +155,7 @@ class Simulator:
 
     def fingerprint(self) -> int:
         """A 64-bit in-process fingerprint, maintained incrementally; ignores message numbers."""
-        return (self._proc_fp + sum(self._chan_fp.values()) + hash(frozenset(self.crashed))) & _MASK
+        return (self._proc_fp + self._chan_sum + self._crash_h) & _MASK
 
     def proc(self, pid: str) -> Any:
         return self.procs[self.index[pid]]
@@ -164,45 +172,59 @@ class Simulator:
     def _send(self, src: str, dst: str, kind: str, body: Any = None) -> Message:
         if dst not in self.index:
             raise SimError(f"message {kind} sent to unknown process {dst!r}")
-        m = Message(self.next_seq, src, dst, kind, body)
-        self.next_seq += 1
-        self.inflight[m.seq] = m
+        seq = self.next_seq
+        m = _tuple_new(Message, (seq, src, dst, kind, body))
+        self.next_seq = seq + 1
+        self.inflight[seq] = m
         c = (src, dst)
         q = self._chan.get(c)
         if q is None:
             q = self._chan[c] = deque()
+        mid = f"m{seq}"
         if not q or not self.fifo:          # enabled from now on
-            self._since[m.id] = self.step_no
-        q.append(m.seq)
+            self._since[mid] = self.step_no
+        q.append(seq)
         self._rehash_channel(c)
-        self._msg_events[m.seq] = self._msg_event(m)
+        proto = self.protocol
+        self._msg_events[seq] = _tuple_new(Event, (
+            mid, DELIVER, dst, f"{proto.message_label(m)} {src}→{dst}", proto.is_progress(m), m))
         self.monitors.on_send(m)
         return m
 
     def _remove_message(self, m: Message) -> None:
-        del self.inflight[m.seq]
-        del self._msg_events[m.seq]
-        self._since.pop(m.id, None)
+        seq = m.seq
+        del self.inflight[seq]
+        del self._msg_events[seq]
+        self._since.pop(f"m{seq}", None)
         c = (m.src, m.dst)
         q = self._chan[c]
-        if q[0] == m.seq:
+        if q[0] == seq:
             q.popleft()
             if q and self.fifo:             # the next message becomes deliverable
                 self._since[f"m{q[0]}"] = self.step_no
         else:
-            q.remove(m.seq)
+            q.remove(seq)
         if not q:
             del self._chan[c]
         self._rehash_channel(c)
 
     def _rehash_channel(self, c: tuple[str, str]) -> None:
         q = self._chan.get(c)
+        fps = self._chan_fp
+        before = fps.get(c, 0)
         if not q:
-            self._chan_fp.pop(c, None)
+            fps.pop(c, None)
+            h = 0
         elif self.fifo:
-            self._chan_fp[c] = hash(tuple(self.inflight[s].content() for s in q))
+            inflight = self.inflight
+            if len(q) == 1:                 # the usual case: no list to build
+                h = fps[c] = hash((inflight[q[0]][1:],))                 # [1:]: content()
+            else:
+                h = fps[c] = hash(tuple([inflight[s][1:] for s in q]))
         else:
-            self._chan_fp[c] = sum(hash(self.inflight[s].content()) for s in q) & _MASK
+            inflight = self.inflight
+            h = fps[c] = sum([hash(inflight[s][1:]) for s in q]) & _MASK
+        self._chan_sum += h - before
 
     def _msg_event(self, m: Message) -> Event:
         label = f"{self.protocol.message_label(m)} {m.src}→{m.dst}"
@@ -213,7 +235,8 @@ class Simulator:
             self.waiting[pid] = (self.step_no, self.monitors.cs_entries)
             self.monitors.on_request(pid)
 
-    def _enter_cs(self, pid: str, resources: tuple[str, ...]) -> None:
+    def _enter_cs(self, pid: str, resources: Iterable[str] = ()) -> None:
+        resources = tuple(resources)
         again = pid in self.cs
         served = self.waiting.pop(pid, None)
         self.cs[pid] = resources
@@ -243,28 +266,47 @@ class Simulator:
     # ------------------------------------------------------------------ enabled events
     def _refresh(self, i: int) -> None:
         """Recompute the actions of process i (after a step touched it)."""
-        pid = self.pids[i]
-        old = self._acts.pop(i, ())
+        acts = self._acts
+        old = acts.pop(i, ())
         since = self._since
-        step = self.step_no
-        ids = []
+        pid = self.pids[i]
+        new: list[Event] = []
         if pid not in self.crashed:
-            evs = []
+            step = self.step_no
+            cache = self._event_of
             for a in self.protocol.actions(self.config, pid, self.procs[i]):
-                eid = f"{PREFIX[a.kind]}:{pid}:{a.name}"
-                evs.append(Event(eid, a.kind, pid, a.label or a.name, a.progress))
-                ids.append(eid)
+                # One Event per distinct (process, action): ids and labels are not rebuilt for
+                # an action that was enabled before (the cache is bounded, see below).
+                key = (i, a)
+                try:
+                    e = cache.get(key)
+                except TypeError:           # an Action with a list in it: not cacheable
+                    e = key = None
+                if e is None:
+                    if len(cache) >= EVENT_CACHE:
+                        cache.clear()
+                    e = _tuple_new(Event, (f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
+                                           a.label or a.name, a.progress, None))
+                    if key is not None:
+                        cache[key] = e
+                new.append(e)
                 if a.progress:
                     self._n_progress += 1
-                if eid not in since:
-                    since[eid] = step
-            if evs:
-                self._acts[i] = tuple(evs)
-        for e in old:
-            if e.progress:
-                self._n_progress -= 1
-            if e.id not in ids:
-                since.pop(e.id, None)
+                if e.id not in since:
+                    since[e.id] = step
+            if new:
+                acts[i] = tuple(new)
+        by_id = self._act_ids
+        if old:
+            ids = [e.id for e in new]
+            for e in old:
+                if e.progress:
+                    self._n_progress -= 1
+                if e.id not in ids:
+                    since.pop(e.id, None)
+                    del by_id[e.id]
+        for e in new:
+            by_id[e.id] = e
         self._enabled = None
 
     def _refresh_all(self) -> None:
@@ -274,23 +316,40 @@ class Simulator:
     def enabled(self) -> list[Event]:
         """The events that may happen now, in a stable order: deliveries by message number,
         then each process's actions in process order, then faults the scenario allows."""
-        if self._enabled is not None:
-            return self._enabled
+        evs = self._enabled
+        if evs is not None:
+            return evs
         evs = self._deliveries()
-        for i in sorted(self._acts):
-            evs.extend(self._acts[i])
-        f = self.faults
-        if f is not None and getattr(f, "any", False):
+        acts = self._acts
+        if len(acts) == 1:
+            evs.extend(*acts.values())
+        elif acts:
+            for i in sorted(acts):
+                evs.extend(acts[i])
+        if self._faulty:
             evs.extend(self._fault_events(evs))
         self._enabled = evs
         return evs
 
+    @property
+    def faults(self) -> Any:
+        """The faults the scenario allows (``Faults``), or None."""
+        return self._faults
+
+    @faults.setter
+    def faults(self, f: Any) -> None:
+        self._faults = f
+        self._faulty = bool(f is not None and getattr(f, "any", False))   # read per enabled()
+
     def _deliveries(self) -> list[Event]:
         """The deliverable messages' events, by message number (only channel heads if FIFO)."""
+        events = self._msg_events
         if self.fifo:
-            heads = sorted(q[0] for q in self._chan.values())
-            return [self._msg_events[s] for s in heads]
-        return list(self._msg_events.values())
+            heads = [q[0] for q in self._chan.values()]
+            if len(heads) > 1:
+                heads.sort()
+            return [events[s] for s in heads]
+        return list(events.values())
 
     def enabled_ids(self) -> list[str]:
         return [e.id for e in self.enabled()]
@@ -334,24 +393,16 @@ class Simulator:
     def _lookup(self, event_id: Any) -> Event | None:
         """The enabled delivery or action with this id, found without listing ``enabled()``
         (None: not one of those, or not enabled; ``event`` then looks further)."""
-        if not isinstance(event_id, str) or len(event_id) < 2:
-            return None
-        head = event_id[0]
-        if head == "m":
-            seq = event_id[1:]
-            if not seq.isdigit():
-                return None
-            e = self._msg_events.get(int(seq))
-            if e is None or (self.fifo and self._chan[(e.msg.src, e.msg.dst)][0] != e.msg.seq):
-                return None
+        e = self._act_ids.get(event_id) if isinstance(event_id, str) else None
+        if e is not None or not isinstance(event_id, str) or event_id[:1] != "m":
             return e
-        if head in "aet" and event_id[1] == ":":
-            pid = event_id[2:].partition(":")[0]
-            i = self.index.get(pid)
-            for e in self._acts.get(i, ()) if i is not None else ():
-                if e.id == event_id:
-                    return e
-        return None
+        seq = event_id[1:]
+        if not seq.isdigit():
+            return None
+        e = self._msg_events.get(int(seq))
+        if e is None or (self.fifo and self._chan[(e.msg.src, e.msg.dst)][0] != e.msg.seq):
+            return None
+        return e
 
     def _not_enabled(self, event_id: Any) -> str:
         ids = self.enabled_ids()
@@ -384,22 +435,29 @@ class Simulator:
     # ------------------------------------------------------------------ stepping
     def step(self, event_id: str) -> tuple[Narration, ...]:
         """Apply exactly the event ``event_id``; a bad id raises SimError and changes nothing."""
-        ev = self.event(event_id)
+        ev = self._act_ids.get(event_id) if type(event_id) is str else None
+        if ev is None:
+            ev = self.event(event_id)
         k = self.step_no
-        if k < len(self.trace) and self.trace[k] != event_id:
+        trace = self.trace
+        n = len(trace)
+        if k < n and trace[k] != event_id:
             self._truncate(k)
+            n = len(trace)
         out = self._apply(ev)
-        if k == len(self.trace):
-            self.trace.append(event_id)
+        if k == n:
+            trace.append(event_id)
             self.narrations.append(out)
         else:
             self.narrations[k] = out
-        if self.step_no % self.snapshot_every == 0 and self.step_no not in self._snapshots:
-            self._snapshots[self.step_no] = self._snapshot()
+        k += 1
+        if not k % self.snapshot_every and k not in self._snapshots:
+            self._snapshots[k] = self._snapshot()
         return out
 
     def _apply(self, ev: Event) -> tuple[Narration, ...]:
-        ctx = Ctx(self)
+        ctx = self._ctx
+        ctx.narration = narration = []
         self.step_no += 1
         kind = ev.kind
         if kind == DELIVER:
@@ -412,10 +470,10 @@ class Simulator:
                 self.protocol.deliver(ctx, m)
                 if self._eager_hook is not None:
                     self._settle(ctx)
-        elif kind in (LOCAL, ENV, TIMEOUT):
-            name = ev.id.split(":", 2)[2]
-            self._since.pop(ev.id, None)    # taken: if it stays enabled, it is enabled anew
-            self.protocol.apply(ctx, ev.pid, name)
+        elif kind in _ACTION_KINDS:
+            eid = ev.id
+            self._since.pop(eid, None)    # taken: if it stays enabled, it is enabled anew
+            self.protocol.apply(ctx, ev.pid, eid[len(ev.pid) + 3:])
             if self._eager_hook is not None:
                 self._settle(ctx)
         else:
@@ -425,7 +483,7 @@ class Simulator:
         self._touched.clear()
         self._enabled = None
         self.monitors.after_step(ev)
-        return tuple(ctx.narration)
+        return tuple(narration)
 
     def _settle(self, ctx: Ctx) -> None:
         """Apply the protocol's eager actions (``Protocol.eager``) of the processes this step
@@ -456,6 +514,7 @@ class Simulator:
                 ctx.say(f"fault: {m.kind} {m.src}→{m.dst} ({m.id}) is duplicated as {c.id}", m.dst)
         elif kind == "crash":
             self.crashed.add(target)
+            self._crash_h = hash(frozenset(self.crashed))
             self._touched.add(self.index[target])
             self.waiting.pop(target, None)
             ctx.say(f"fault: {target} crashes and stops", target)

@@ -67,6 +67,16 @@ class Outcome:
 _SIM = Ctx.sim          # the slot holding a Ctx's simulator (``_WatchCtx`` shadows the name)
 
 
+def _set_sim(ctx: Ctx, sim: Any) -> None:
+    _SIM.__set__(ctx, sim)
+
+
+def _get_sim(ctx: Ctx) -> Any:          # a handler looked at the global state: not local
+    s = _SIM.__get__(ctx)
+    s.watch_ok = False
+    return s
+
+
 class _WatchCtx(_QuietCtx):
     """A quiet Ctx that notes whether the step read or wrote anything but its own process
     (``sim.watch_i``): reading ``ctx.sim`` or another process's state, writing another's, or
@@ -74,15 +84,19 @@ class _WatchCtx(_QuietCtx):
 
     __slots__ = ()
 
-    def __init__(self, sim: Any) -> None:
-        _SIM.__set__(self, sim)
-        self.narration = []
+    sim = property(_get_sim, _set_sim)
 
-    @property
-    def sim(self) -> Any:               # a handler looked at the global state: not local
-        s = _SIM.__get__(self)
-        s.watch_ok = False
-        return s
+    def __init__(self, sim: Any) -> None:
+        super().__init__(sim)
+        # ``Ctx`` binds the simulator's effect methods into its slots; watch them instead
+        self.get = self._get
+        self.put = self._put
+        self.send = self._send
+        self.request = self._request
+        self.enter_cs = self._enter_cs
+        self.exit_cs = self._exit_cs
+        self.cancel = self._cancel
+        self.violation = self._violation
 
     @property
     def config(self) -> Any:
@@ -106,29 +120,29 @@ class _WatchCtx(_QuietCtx):
             s.watch_ok = False
         return s
 
-    def get(self, pid: str) -> Any:
+    def _get(self, pid: str) -> Any:
         s = self._own(pid)
         return s.procs[s.index[pid]]
 
-    def put(self, pid: str, state: Any) -> None:
+    def _put(self, pid: str, state: Any) -> None:
         self._own(pid)._put(pid, state)
 
-    def send(self, src: str, dst: str, kind: str, body: Any = None) -> Message:
+    def _send(self, src: str, dst: str, kind: str, body: Any = None) -> Message:
         return self._own(src)._send(src, dst, kind, body)
 
-    def request(self, pid: str) -> None:
+    def _request(self, pid: str) -> None:
         self._own(pid)._request(pid)
 
-    def enter_cs(self, pid: str, resources: Any = ()) -> None:
-        self._own(pid)._enter_cs(pid, tuple(resources))
+    def _enter_cs(self, pid: str, resources: Any = ()) -> None:
+        self._own(pid)._enter_cs(pid, resources)
 
-    def exit_cs(self, pid: str) -> None:
+    def _exit_cs(self, pid: str) -> None:
         self._own(pid)._exit_cs(pid)
 
-    def cancel(self, pid: str) -> None:
+    def _cancel(self, pid: str) -> None:
         self._own(pid)._cancel(pid)
 
-    def violation(self, text: str) -> None:
+    def _violation(self, text: str) -> None:
         s = _SIM.__get__(self)
         s.watch_ok = False
         s._violation(text)
@@ -335,7 +349,7 @@ class Transitions:
 
     def _init_memo(self) -> None:
         sim = self._sim
-        sim.ctx_class = _WatchCtx
+        sim._ctx = _WatchCtx(sim)
         sim.watch_i = -1
         sim.watch_ok = True
         self._index = sim.index

@@ -8,13 +8,16 @@ holding the priority token: the token goes on in the very step in which ``|RSet|
 becomes true.  ``EnterCS`` (lines 75–78 / 62–65) and ``ReleaseCS`` (79–88 / 66–72) are
 environment events: the first is the protocol handing the units to the application, the
 second the application finishing; ``request`` is the application's Out → Req switch.
+``Application`` declares them as rules (kernel.rules), once per algorithm where the paper has
+them in both.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ..kernel import Ctx
+from ..kernel import ENV, Ctx, Message
+from ..kernel.rules import rule
 from .config import Config
 from .state import IN, OUT, PRIOT, REQ, REST, Proc
 
@@ -22,6 +25,25 @@ from .state import IN, OUT, PRIOT, REQ, REST, Proc
 def alg(cfg: Config, pid: str) -> str:
     """Algorithm 1 is the root's code, Algorithm 2 the other processes' (as printed)."""
     return "1" if pid == cfg.root else "2"
+
+
+def channel(cfg: Config, pid: str, msg: Message) -> int:
+    """q: the label of the channel ``msg`` arrives on at ``pid``."""
+    return cfg.tree.label[(pid, msg.src)]
+
+
+def unsatisfied(s: Proc) -> bool:
+    """(State = Req) ∧ (|RSet| < Need): the request still needs tokens."""
+    return s.State == REQ and len(s.RSet) < s.Need
+
+
+def keep_waits(cfg: Config, pid: str, s: Proc) -> str:
+    return f"a ResT ({s.Need - len(s.RSet)} more needed)" if unsatisfied(s) \
+        else "an unsatisfied request"
+
+
+def take_waits(cfg: Config, pid: str, s: Proc) -> str:
+    return "a PrioT" if s.Prio is None else "giving its PrioT away first"
 
 
 def send_rest(ctx: Ctx, cfg: Config, pid: str, s: Proc, q: int) -> Proc:
@@ -90,3 +112,60 @@ def do_release(ctx: Ctx, cfg: Config, pid: str) -> None:
             f"{'s' if held != 1 else ''} on: RSet ← ∅, State ← Out", pid,
             algorithm=alg(cfg, pid), lines=lines)
     tail(ctx, cfg, pid)
+
+
+# ---- the rules ------------------------------------------------------------------------------
+def _may_request(cfg: Config, pid: str, s: Proc) -> bool:
+    needs = cfg.needs[pid]
+    return s.State == OUT and bool(needs) and (cfg.repeat[pid] or s.job < len(needs))
+
+
+def _request_waits(cfg: Config, pid: str, s: Proc) -> str:
+    return f"State = Out (it is {s.State})" if s.State != OUT else "a request left in its workload"
+
+
+def _enter_waits(cfg: Config, pid: str, s: Proc) -> str:
+    return (f"{s.Need - len(s.RSet)} more ResT" if s.State == REQ
+            else "a request (State = Req)")
+
+
+def _ready(cfg: Config, pid: str, s: Proc) -> bool:
+    return s.State == REQ and len(s.RSet) >= s.Need
+
+
+def _in(cfg: Config, pid: str, s: Proc) -> bool:
+    return s.State == IN
+
+
+class Application:
+    """Mixin: the application's events (Section 2) and lines 75–88 / 62–72 as rules."""
+
+    @rule(ENV, name="request", title="request (application: Out → Req)", progress=False,
+          when=_may_request, waits=_request_waits,
+          label=lambda cfg, pid, s: f"{pid} requests {cfg.needs[pid][s.job % len(cfg.needs[pid])]}")
+    def app_request(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        do_request(ctx, ctx.config, pid)
+
+    @rule(ENV, name="EnterCS", title="EnterCS", algorithm="1", lines=(75, 78), role="root",
+          when=_ready, waits=_enter_waits,
+          label=lambda cfg, pid, s: f"{pid} enters its critical section")
+    def root_enter(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        do_enter(ctx, ctx.config, pid)
+
+    @rule(ENV, name="EnterCS", title="EnterCS", algorithm="2", lines=(62, 65), role="process",
+          when=_ready, waits=_enter_waits,
+          label=lambda cfg, pid, s: f"{pid} enters its critical section")
+    def p_enter(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        do_enter(ctx, ctx.config, pid)
+
+    @rule(ENV, name="ReleaseCS", title="ReleaseCS", algorithm="1", lines=(79, 88), role="root",
+          when=_in, waits="being in the critical section",
+          label=lambda cfg, pid, s: f"{pid} leaves its critical section")
+    def root_release(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        do_release(ctx, ctx.config, pid)
+
+    @rule(ENV, name="ReleaseCS", title="ReleaseCS", algorithm="2", lines=(66, 72),
+          role="process", when=_in, waits="being in the critical section",
+          label=lambda cfg, pid, s: f"{pid} leaves its critical section")
+    def p_release(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        do_release(ctx, ctx.config, pid)

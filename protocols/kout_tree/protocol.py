@@ -1,7 +1,9 @@
-"""KoutTree: the kernel's view of the protocol (setup, actions, message dispatch, monitors).
+"""KoutTree: the kernel's view of the protocol (setup, the rules tables, monitors).
 
-The behaviour lives in algorithm1.py (root), algorithm2.py (other processes) and interface.py
-(the application and the end of each loop pass); this class only wires them to the kernel.
+The behaviour is three rules tables (kernel.rules): algorithm1.py (the root, role ``root``),
+algorithm2.py (the other processes, role ``process``) and interface.py (the application's
+events and the end of each loop pass); the kernel derives the enabled actions, the message
+dispatch and the inspector's guards from them.
 """
 
 from __future__ import annotations
@@ -12,16 +14,20 @@ from typing import Any
 
 import networkx as nx
 
-from ..kernel import ENV, TIMEOUT, Action, Ctx, Guard, Message, Protocol, Setup
+from ..kernel import Message, Setup
+from ..kernel.rules import RuleProtocol
 from ..scenario import ScenarioError
-from . import algorithm1, algorithm2, interface, legitimacy, views
+from . import legitimacy, views
+from .algorithm1 import Root
+from .algorithm2 import Process
 from .chaos import arbitrary
 from .config import VARIANT_TABLE, Config, parse
 from .fields import Fields
+from .interface import Application
 from .state import CTRL, IN, OUT, PRIOT, PUSHT, REQ, REST, Ctrl, Proc, ctrl_label
 
 
-class KoutTree(Protocol):
+class KoutTree(Root, Process, Application, RuleProtocol):
     id = "kout_tree"
     title = "Self-stabilizing k-out-of-ℓ exclusion on trees (Datta, Devismes, Horn, Larmore)"
     version = "1"
@@ -31,7 +37,6 @@ class KoutTree(Protocol):
     view_kind = "tree"
     # A fixed glyph, colour and short label per message type (distinct pairs; the label is
     # always drawn too, so colour never carries the meaning alone): read by the viewer.
-    messages = (REST, PUSHT, PRIOT, CTRL)   # delivered by deliver(), not on_<Kind> handlers
     message_styles = {
         "ResT": ("hexagon", "#000000", "ResT"),
         "PushT": ("star", "#E69F00", "PushT"),
@@ -98,54 +103,6 @@ class KoutTree(Protocol):
             out.append((*first, CTRL, Ctrl(1, False, 0, 0)))
         return out
 
-    # ---- behaviour ------------------------------------------------------------------------
-    def actions(self, config: Config, pid: str, s: Proc) -> list[Action]:
-        out = []
-        needs = config.needs[pid]
-        if s.State == OUT and needs and (config.repeat[pid] or s.job < len(needs)):
-            out.append(Action(ENV, "request", f"{pid} requests {needs[s.job % len(needs)]}",
-                              progress=False))
-        if s.State == REQ and len(s.RSet) >= s.Need:
-            out.append(Action(ENV, "EnterCS", f"{pid} enters its critical section",
-                              algorithm=interface.alg(config, pid)))
-        if s.State == IN:
-            out.append(Action(ENV, "ReleaseCS", f"{pid} leaves its critical section",
-                              algorithm=interface.alg(config, pid)))
-        if pid == config.root and config.feat.controller:
-            label = ("TimeOut(): the root resends the controller" if s.Timer + 1 >= config.timeout
-                     else f"the root's clock ticks ({s.Timer + 1}/{config.timeout})")
-            out.append(Action(TIMEOUT, "TimeOut", label, algorithm="1", lines=(96, 99)))
-        return out
-
-    def do_request(self, ctx: Ctx, pid: str, _arg: str) -> None:
-        interface.do_request(ctx, ctx.config, pid)
-
-    def do_EnterCS(self, ctx: Ctx, pid: str, _arg: str) -> None:
-        interface.do_enter(ctx, ctx.config, pid)
-
-    def do_ReleaseCS(self, ctx: Ctx, pid: str, _arg: str) -> None:
-        interface.do_release(ctx, ctx.config, pid)
-
-    def do_TimeOut(self, ctx: Ctx, pid: str, _arg: str) -> None:
-        algorithm1.do_timeout(ctx, ctx.config, pid)
-
-    def deliver(self, ctx: Ctx, msg: Message) -> None:
-        cfg: Config = ctx.config
-        pid = msg.dst
-        q = cfg.tree.label[(pid, msg.src)]
-        mod = algorithm1 if pid == cfg.root else algorithm2
-        if msg.kind == REST:
-            mod.on_rest(ctx, cfg, pid, q)
-        elif msg.kind == PUSHT:
-            mod.on_pusht(ctx, cfg, pid, q)
-        elif msg.kind == PRIOT:
-            mod.on_priot(ctx, cfg, pid, q)
-        elif msg.kind == CTRL:
-            mod.on_ctrl(ctx, cfg, pid, q, msg.body)
-        else:
-            raise NotImplementedError(f"kout_tree: no handler for message {msg.kind}")
-        interface.tail(ctx, cfg, pid)
-
     # ---- monitors -------------------------------------------------------------------------
     def violations(self, sim: Any) -> list[str]:
         return legitimacy.observe(sim)
@@ -177,8 +134,18 @@ class KoutTree(Protocol):
         return not sim.config.feat.controller or legitimacy.track(sim).legit(sim.step_no)
 
     # ---- inspection -----------------------------------------------------------------------
-    def guards(self, config: Config, pid: str, state: Proc) -> list[Guard]:
-        return views.guards(config, pid, state)
+    def features(self, config: Config) -> frozenset[str]:
+        """The variant's named features (config.VARIANT_TABLE): ``prose-guards`` puts the
+        prose's reading of a rule in the place of the printed one (``feature=``/``over=``)."""
+        f = config.feat
+        return frozenset(n for n, on in (("prose-guards", not f.printed),
+                                         ("no-controller", not f.controller),
+                                         ("no-priority", not f.prio),
+                                         ("no-pusher", not f.pusher)) if on)
+
+    def role(self, config: Config, pid: str, state: Proc) -> str:
+        """Algorithm 1 is the root's code, Algorithm 2 every other process's."""
+        return "root" if pid == config.root else "process"
 
     def corruptions(self, config: Config, pid: str, s: Proc) -> Iterable[tuple[str, Any]]:
         d = config.tree.degree(pid)

@@ -1,4 +1,5 @@
-"""What the browser and the inspector see: the tree view, the wait-for graph and the guards."""
+"""What the browser sees: the tree view and the wait-for graph (the inspector's guards come from
+the rules tables)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,9 @@ from typing import Any
 
 import networkx as nx
 
-from ..kernel import Guard
-from .algorithm2 import pusher_releases
 from .config import Config
 from .legitimacy import counts, expected, track
-from .state import IN, OUT, REQ, Proc
+from .state import IN, REQ, Proc
 
 
 def _holds(s: Proc) -> bool:
@@ -78,39 +77,3 @@ def view(sim: Any) -> dict[str, Any]:
                       "legitimate": tr.legit(sim.step_no),
                       "controller": cfg.feat.controller}}
 
-
-def guards(cfg: Config, pid: str, s: Proc) -> list[Guard]:
-    root = pid == cfg.root
-    a = "1" if root else "2"
-    L = (lambda r, n: r) if root else (lambda r, n: n)   # root lines, non-root lines
-    short = len(s.RSet) < s.Need
-    more = f"{s.Need - len(s.RSet)} more ResT" if s.State == REQ else "a request (State = Req)"
-    left = cfg.repeat[pid] or s.job < len(cfg.needs[pid])
-    out = [
-        Guard("request (application: Out → Req)", s.State == OUT and bool(cfg.needs[pid]) and left,
-              None, (), "" if s.State == OUT else f"State = Out (it is {s.State})"),
-        Guard("keep the next ResT", s.State == REQ and short, a, L((11, 12), (10, 11)),
-              "an unsatisfied request"),
-        Guard("EnterCS", s.State == REQ and not short, a, L((75, 78), (62, 65)), more),
-        Guard("ReleaseCS", s.State == IN, a, L((79, 88), (66, 72)), "being in the critical section"),
-    ]
-    if cfg.feat.pusher:
-        out.append(Guard("release RSet on PushT", pusher_releases(cfg, s) and bool(s.RSet), a,
-                         L((21, 29), (17, 23)),
-                         "reserved tokens, no PrioT, and neither In nor ready to enter"))
-    if cfg.feat.prio:
-        out.append(Guard("take a PrioT", s.Prio is None, a, L((37, 38), (27, 28)),
-                         "giving its PrioT away first"))
-        out.append(Guard("pass the PrioT on", s.Prio is not None and not (s.State == REQ and short),
-                         a, L((89, 95), (73, 76)),
-                         "holding a PrioT" if s.Prio is None else more))
-    if cfg.feat.controller:
-        if root:
-            out.append(Guard("accept ctrl", True, a, (44, 44),
-                             f"(a ctrl from channel {s.Succ} with C = {s.myC})"))
-            out.append(Guard(f"TimeOut() (timer {s.Timer} of {cfg.timeout})", True, a, (96, 99)))
-        else:
-            out.append(Guard(f"accept ctrl from the parent with C ≠ {s.myC}", True, a, (43, 52)))
-            out.append(Guard(f"accept ctrl from channel {s.Succ} with C = {s.myC}", s.Succ != 0,
-                             a, (35, 41), "Succ ≠ 0 (the traversal is below it)"))
-    return out

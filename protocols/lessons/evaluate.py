@@ -144,6 +144,9 @@ def _call(node: Node, facts: Facts) -> Any:
         return sum(1 for m in sim.inflight.values()
                    if filt.get("type", m.kind) == m.kind and filt.get("src", m.src) == m.src
                    and filt.get("dst", m.dst) == m.dst)
+    if name == "said":
+        word = str(value(args[0], facts))
+        return sum(1 for step in sim.narrations for n in step if word in n.text)
     if name == "tokens":
         counts = (facts.view.get("extra") or {}).get("tokens")
         kind = str(value(args[0], facts))

@@ -37,6 +37,7 @@ FUNCTIONS: dict[str, tuple[tuple[int, ...], int, int, str]] = {
     "head": ((0,), 2, 2, "the first item of a queue, or none"),
     "messages": ((), 0, 0, "messages in flight (type=, src=, dst= filter them)"),
     "sent": ((), 0, 0, "messages sent since step 0 (type= filters them)"),
+    "said": ((), 1, 1, "narration lines since step 0 that contain a word (what the log told)"),
     "tokens": ((), 1, 1, "kout_tree: tokens of a type (ResT, PushT, PrioT) in the system"),
     "enabled": ((), 1, 1, "an event id that may happen now"),
     "len": ((), 1, 1, "the length of a list"),

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..kernel import ENV, LOCAL, Ctx
+from ..kernel.rules import rule
 from .data import REGISTERING, About, AgentState, Config, TaskState
-from .tasks import Row
 
 REF = "Sec. 3"
 
@@ -26,25 +26,18 @@ def free_ticket(cfg: Config, agent: str, ag: AgentState) -> int:
     return n * cfg.K + i
 
 
-def rows(cfg: Config, a: str, ag: AgentState) -> list[Row]:
-    out: list[Row] = []
-    pending = [m for _, m in ag.alarms if m > ag.clock]
-    out.append(Row("tick", bool(pending), f"advance {a}'s clock to {ag.clock + 1}", 14,
-                   "" if pending else "a task waiting for its alarm-clock", kind=ENV))
-    if ag.to_create:
-        t = ag.to_create[0]
-        out.append(Row(f"create:{t}", True, f"create task {t}", 14, kind=ENV))
-    for t in ag.admitted:
-        out.append(Row(f"give:{t}", True, f"give ticket {free_ticket(cfg, a, ag)} to {t}", 15))
-    for t in ag.accessing:
-        out.append(Row(f"take:{t}", True, f"take back {t}'s ticket", 15))
-    return out
+def _pending(cfg: Config, a: str, ag: AgentState) -> bool:
+    """Some task of A waits for its alarm-clock: A's clock advances only then."""
+    return any(m > ag.clock for _, m in ag.alarms)
 
 
 class AgentActions:
-    """Mixin: ``do_<action>`` for agents."""
+    """Mixin: the rules of an agent (role ``agent``), in the paper's order."""
 
     # Advance of local time (p. 14); the tasks of A read the new value.
+    @rule(ENV, name="tick", title="advance of local time", algorithm=REF, lines=(14,),
+          role="agent", when=_pending, waits="a task waiting for its alarm-clock",
+          label=lambda cfg, a, ag: f"{a}: advance {a}'s clock to {ag.clock + 1}")
     def do_tick(self, ctx: Ctx, a: str, _arg: str) -> None:
         ag = ctx.get(a)
         ag = replace(ag, clock=ag.clock + 1)
@@ -54,7 +47,10 @@ class AgentActions:
                 ctx.put(t, replace(ctx.get(t), clock=ag.clock))
         ctx.say(f"{a}'s clock advances to {ag.clock}", a, REF, (14,))
 
-    # Creation of a task T (p. 14).
+    # Creation of a task T (p. 14): the next potential task of the workload.
+    @rule(ENV, name="create", title="create a task", algorithm=REF, lines=(14,), role="agent",
+          progress=False, args=lambda cfg, a, ag: ag.to_create[:1],
+          label=lambda cfg, a, ag, t: f"{a}: create task {t}", waits="nothing: every task of its workload is created")
     def do_create(self, ctx: Ctx, a: str, t: str) -> None:
         cfg = ctx.config
         ag = ctx.get(a)
@@ -70,6 +66,9 @@ class AgentActions:
                 "REGISTERING", a, REF, (14,))
 
     # Giving a numbered ticket N to a task T (p. 15), in reaction to T being ADMITTED.
+    @rule(LOCAL, name="give", title="give a ticket", algorithm=REF, lines=(15,), role="agent",
+          eager=True, args=lambda cfg, a, ag: ag.admitted, waits="an ADMITTED task",
+          label=lambda cfg, a, ag, t: f"{a}: give ticket {free_ticket(cfg, a, ag)} to {t}")
     def do_give(self, ctx: Ctx, a: str, t: str) -> None:
         ag = ctx.get(a)
         n = free_ticket(ctx.config, a, ag)
@@ -81,6 +80,9 @@ class AgentActions:
         ctx.say(f"{a} gives ticket {n} to {t}", a, REF, (15,))
 
     # Taking a numbered ticket N from a task T (p. 15), in reaction to T ACCESSING.
+    @rule(LOCAL, name="take", title="take a ticket back", algorithm=REF, lines=(15,),
+          role="agent", eager=True, args=lambda cfg, a, ag: ag.accessing,
+          waits="an ACCESSING task", label=lambda cfg, a, ag, t: f"{a}: take back {t}'s ticket")
     def do_take(self, ctx: Ctx, a: str, t: str) -> None:
         ag = ctx.get(a)
         s = ctx.get(t)
@@ -91,4 +93,4 @@ class AgentActions:
         ctx.say(f"{a} takes ticket {n} back from {t}", a, REF, (15,))
 
 
-__all__ = ["AgentActions", "rows", "free_ticket", "LOCAL"]
+__all__ = ["AgentActions", "free_ticket"]

@@ -8,9 +8,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..kernel import Ctx, Message
+from ..kernel.rules import receive
 from .data import ManagerState, Request
 
 REF = "Sec. 3"
+ROLE = "manager"
 
 
 def _broadcast(ctx: Ctx, pool: str, p: ManagerState, also: str = "") -> None:
@@ -38,20 +40,30 @@ def _without(xs: tuple, task: str) -> tuple:
 
 
 class ManagerActions:
-    """Mixin: ``on_<Form>`` handlers of the resource managers (one process per pool)."""
+    """Mixin: the rules of a resource manager (role ``manager``, one process per pool): one
+    receive rule per form, each unconditional (a manager only reacts to forms)."""
 
     # Receiving a registration form (p. 15).
+    @receive("Registration", title="register the task (on Registration)", algorithm=REF,
+             lines=(15,), role=ROLE,
+             waits="a Registration form to deliver")
     def on_Registration(self, ctx: Ctx, msg: Message) -> None:
         pool, t = msg.dst, msg.body
         _add_form(ctx, pool, "applications", t, f"{pool} registers {t}", 15)
 
     # Receiving an admission form (p. 15).
+    @receive("Admission", title="record the admission form (on Admission)", algorithm=REF,
+             lines=(15,), role=ROLE,
+             waits="an Admission form to deliver")
     def on_Admission(self, ctx: Ctx, msg: Message) -> None:
         pool, form = msg.dst, msg.body
         _add_form(ctx, pool, "admissions", form,
                   f"{pool} admits {form[0]} with ticket {form[1]}", 15)
 
     # Receiving a request R (p. 16): appended unless it already occurs.
+    @receive("Request", title="queue the request (on Request)", algorithm=REF,
+             lines=(16,), role=ROLE,
+             waits="a Request form to deliver")
     def on_Request(self, ctx: Ctx, msg: Message) -> None:
         pool, r = msg.dst, msg.body
         p = ctx.get(pool)
@@ -63,12 +75,18 @@ class ManagerActions:
         _broadcast(ctx, pool, p)
 
     # Receiving an order form (p. 16).
+    @receive("Order", title="record the order form (on Order)", algorithm=REF,
+             lines=(16,), role=ROLE,
+             waits="an Order form to deliver")
     def on_Order(self, ctx: Ctx, msg: Message) -> None:
         pool, form = msg.dst, msg.body
         _add_form(ctx, pool, "orders", form, f"{pool} records the order form of {form[0]}", 16)
 
     # Receiving an advancing form (p. 16): transpose T's request with its predecessor's, unless
     # the predecessor's task has an order form at P.
+    @receive("Advancing", title="move the request ahead (on Advancing)", algorithm=REF,
+             lines=(16,), role=ROLE,
+             waits="an Advancing form to deliver")
     def on_Advancing(self, ctx: Ctx, msg: Message) -> None:
         pool, t = msg.dst, msg.body
         p = ctx.get(pool)
@@ -85,6 +103,9 @@ class ManagerActions:
 
     # Receiving a withdrawal (p. 16): removes T's request and order form; the withdrawal sent from
     # ACCESSING (final) also removes T's admission form, as Section 2 says (p. 8).
+    @receive("Withdrawal", title="remove the withdrawn forms (on Withdrawal)", algorithm=REF,
+             lines=(16,), role=ROLE,
+             waits="a Withdrawal form to deliver")
     def on_Withdrawal(self, ctx: Ctx, msg: Message) -> None:
         pool, (t, final) = msg.dst, msg.body
         p = ctx.get(pool)
@@ -96,6 +117,9 @@ class ManagerActions:
         _broadcast(ctx, pool, p)
 
     # Receiving a winning form (pp. 16-17): book a free resource, if any; else no effect.
+    @receive("Winning", title="book a free resource (on Winning)", algorithm=REF,
+             lines=(16, 17), role=ROLE,
+             waits="a Winning form to deliver")
     def on_Winning(self, ctx: Ctx, msg: Message) -> None:
         pool, t = msg.dst, msg.body
         p = ctx.get(pool)
@@ -110,6 +134,9 @@ class ManagerActions:
         _broadcast(ctx, pool, p)
 
     # Receiving a releasing form (p. 17): free T's resource and drop its registration form.
+    @receive("Releasing", title="free the resource (on Releasing)", algorithm=REF,
+             lines=(17,), role=ROLE,
+             waits="a Releasing form to deliver")
     def on_Releasing(self, ctx: Ctx, msg: Message) -> None:
         pool, t = msg.dst, msg.body
         p = ctx.get(pool)

@@ -12,9 +12,8 @@ from typing import Any
 
 import networkx as nx
 
-from ..kernel import Action, Guard, Protocol, Setup
-from . import agents as agent_rows
-from . import tasks as task_rows
+from ..kernel import Setup
+from ..kernel.rules import RuleProtocol
 from .agents import AgentActions
 from .data import (
     LEFT,
@@ -35,7 +34,7 @@ from .tasks import TaskActions
 PAPER = "001_e4be97f34f907dd5.txt"
 
 
-class TaskGame(AgentActions, ManagerActions, TaskActions, Protocol):
+class TaskGame(TaskActions, ManagerActions, AgentActions, RuleProtocol):
     """The game of tasks; variants ``restricted`` (Sec. 2, (p1)), ``complete`` (Sec. 2-3 as
     printed, with order forms, (p2)/(p3), alarm-clock and advancing forms) and ``full`` (the
     complete variant with our repairs, docs/protocols/task_game.md)."""
@@ -80,49 +79,30 @@ class TaskGame(AgentActions, ManagerActions, TaskActions, Protocol):
                 cap[u] = 1
         return Setup(pids, tuple(states), cfg, capacity=cap)
 
-    # ---- behaviour ------------------------------------------------------------------------
-    def _rows(self, cfg: Config, pid: str, state: Any) -> list[task_rows.Row]:
-        if isinstance(state, AgentState):
-            return agent_rows.rows(cfg, pid, state)
-        if isinstance(state, TaskState):
-            return task_rows.rows(cfg, pid, state)
-        return []
-
-    def actions(self, config: Config, pid: str, state: Any) -> list[Action]:
-        out = []
-        for r in self._rows(config, pid, state):
-            if r.holds and not self._eager(r.name):
-                # Creating a task cannot help anyone waiting; everything else can.
-                out.append(Action(r.kind, r.name, f"{pid}: {r.label}",
-                                  progress=not r.name.startswith("create:"),
-                                  algorithm=r.ref, lines=(r.page,)))
-        return out
-
-    def guards(self, config: Config, pid: str, state: Any) -> list[Guard]:
-        if isinstance(state, ManagerState):
-            return [Guard("receive forms", True, "Sec. 3", (15, 17),
-                          "managers only react to forms")]
-        return [Guard(r.name, r.holds, r.ref, (r.page,), r.waiting_for)
-                for r in self._rows(config, pid, state)]
-
-    # ---- eager status changes ----------------------------------------------------------------
+    # ---- the rules tables ----------------------------------------------------------------------
+    # agents.py, managers.py and tasks.py declare every action of the paper once, as a rule; a
+    # task's role is its status, so the inspector shows the actions of the status it is in.
+    #
     # Section 3 says of the status changes REGISTERING -> ADMITTED, ADMITTED -> TRYING,
     # ORDERING -> WINNING and WINNING -> ACCESSING that each "is executed when T reaches a local
     # state" satisfying its guard, and of giving / taking a ticket that it "is a reaction to
-    # reaching by T a state" (pp. 15, 18-20): they are immediate, not delayed. We apply them (and
-    # our exit from ADVANCING) at the end of the step that makes their guard true instead of as
-    # separate scheduler choices; this also keeps the state space small enough to search.
-    EAGER = ("admitted", "try", "won", "access", "advanced")
-    EAGER_AGENT = ("give", "take")
+    # reaching by T a state" (pp. 15, 18-20): they are immediate, not delayed. Their rules are
+    # ``eager`` (as is our exit from ADVANCING): the kernel applies them at the end of the step
+    # that makes their guard true instead of offering them as separate scheduler choices; this
+    # also keeps the state space small enough to search.
+    def features(self, config: Config) -> frozenset[str]:
+        """The variant's named features (VARIANT_TABLE): the repairs R2 and R3 are rules that
+        take the place of the printed ones (``feature=``/``over=``)."""
+        on = VARIANT_TABLE.on(config.variant)
+        return on - self.ablated if self.ablated else on
 
-    def _eager(self, name: str) -> bool:
-        return name in self.EAGER or name.split(":", 1)[0] in self.EAGER_AGENT
-
-    def eager(self, config: Config, pid: str, state: Any) -> str | None:
-        """The enabled eager action of ``pid``, if any: the kernel applies it at the end of the
-        step that enabled it (see ``Protocol.eager``)."""
-        return next((r.name for r in self._rows(config, pid, state)
-                     if r.holds and self._eager(r.name)), None)
+    def role(self, config: Config, pid: str, state: Any) -> str:
+        """``agent``, ``manager``, or a task's status."""
+        if isinstance(state, AgentState):
+            return "agent"
+        if isinstance(state, ManagerState):
+            return "manager"
+        return state.status
 
     def message_label(self, msg: Any) -> str:
         if msg.kind == "Info":

@@ -320,7 +320,10 @@ async function saveLink() {
 }
 
 function showTab(name) {
-  for (const t of document.querySelectorAll("[data-edtab]")) t.classList.toggle("active", t.dataset.edtab === name);
+  for (const t of document.querySelectorAll("[data-edtab]")) {
+    t.classList.toggle("active", t.dataset.edtab === name);
+    t.setAttribute("aria-selected", String(t.dataset.edtab === name));
+  }
   for (const p of document.querySelectorAll("[data-edpane]")) p.classList.toggle("active", p.dataset.edpane === name);
 }
 

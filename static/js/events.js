@@ -13,6 +13,7 @@ export function setupEvents(list, act) {
     const sig = JSON.stringify(m.enabled);
     if (sig === last) return;
     last = sig;
+    if (act.preview) act.preview(null);   // the list changed: what was previewed may be gone
     list.replaceChildren();
     if (!m.enabled.length) {
       const li = document.createElement("li");
@@ -52,8 +53,12 @@ export function setupEvents(list, act) {
       b.addEventListener("click", () => act.deliver(e.id));
       // Pointing at a delivery points at its message in the view.
       const hot = (on) => { const g = document.querySelector(`#view .msg[data-id="${CSS.escape(e.id)}"]`); if (g) g.classList.toggle("hot", on); };
-      b.addEventListener("mouseenter", () => hot(true));
-      b.addEventListener("mouseleave", () => hot(false));
+      // ... and previews what it would change (static/js/diff.js)
+      const label = e.label || e.id;
+      b.addEventListener("mouseenter", () => { hot(true); if (act.preview) act.preview(e.id, label); });
+      b.addEventListener("mouseleave", () => { hot(false); if (act.preview) act.preview(null); });
+      b.addEventListener("focus", () => { if (act.preview) act.preview(e.id, label); });
+      b.addEventListener("blur", () => { if (act.preview) act.preview(null); });
       li.appendChild(b);
       list.appendChild(li);
     }

@@ -15,6 +15,9 @@ import { addSpacetimeDefs, setupSpacetime } from "./spacetime.js";
 import { setupLegend } from "./legend.js";
 import { setupCorruptPicker } from "./corrupt.js";
 import { setStyles } from "./messages.js";
+import { hasFaults, setupFaultMenu } from "./faultmenu.js";
+import { setupDiff } from "./diff.js";
+import { setupMotion } from "./motion.js";
 
 const $ = (id) => document.getElementById(id);
 const page = JSON.parse($("page-data").textContent);
@@ -34,7 +37,7 @@ const model = emptyModel();
 const stage = makeStage($("view"));
 let hooks = hooksFor((page.protocol || {}).view_kind);
 setStyles((page.protocol || {}).message_styles);
-const ui = { selected: null, armed: null, corrupting: null, inspect: null, lastN: -1, forceAll: false, tab: "events" };
+const ui = { speed: 4, selected: null, armed: null, corrupting: null, inspect: null, lastN: -1, forceAll: false, tab: "events" };
 
 const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${room ? room.ws : "/ws"}`;
 const socket = new Socket(wsUrl, {
@@ -125,20 +128,39 @@ const act = {
   goto: (k) => send({ op: "goto", step: Math.max(0, Math.min(model.total, k | 0)) }),
   togglePlay: () => send({ op: model.playing ? "pause" : "play" }),
   pause: () => send({ op: "pause" }),
-  speed: (s) => { if (act.showSpeed) act.showSpeed(s); return send({ op: "speed", steps_per_second: s }); },
+  speed: (s) => { ui.speed = s; if (act.showSpeed) act.showSpeed(s); return send({ op: "speed", steps_per_second: s }); },
   scheduler: (kind, seed) => send(kind === "random" ? { op: "scheduler", kind, seed } : { op: "scheduler", kind }),
   deliver: (id) => send({ op: "deliver", event: id }),
   branch: (id, step) => send(step == null ? { op: "branch", branch: id } : { op: "branch", branch: id, step }),
   variant: (v) => switchVariant(v),
   // Disarming (Esc, cancel, a fault sent, another fault armed) also closes the corrupt picker.
-  arm: (k) => { ui.armed = k; if (k !== "corrupt") ui.corrupting = null; showArmed(); render(); },
+  arm: (k) => { ui.armed = k; if (k !== "corrupt") ui.corrupting = null; menu.close(); showArmed(); render(); },
 };
+
+// A click on a process or a message with faults on offer opens its menu (static/js/faultmenu.js).
+const menu = setupFaultMenu($("fault-menu"), {
+  fire: (id, kind) => (kind === "deliver" ? act.deliver(id) : send({ op: "fault", event: id })),
+  corrupt: (pid) => { ui.armed = "corrupt"; ui.corrupting = pid; showArmed(); render(); },
+});
+const elOf = (kind, id) => document.querySelector(`#view .layer.${kind} > g[data-id="${CSS.escape(String(id))}"]`);
+// Right-click, a long press or the context-menu key: the menu with every fault the viewer can inject.
+$("view").addEventListener("contextmenu", (ev) => {
+  if (ui.follow) return;
+  const g = ev.target.closest && ev.target.closest("#view .layer.messages > g, #view .layer.nodes > g");
+  if (!g) return;
+  ev.preventDefault();
+  const target = g.parentNode.classList.contains("messages") ? { message: g.__m } : { node: g.__key };
+  if (target.message === undefined && target.node === undefined) return;
+  menu.open(model, target, g, true);
+});
 
 const handlers = {
   clickMessage(m) {
     if (ui.armed === "drop" || ui.armed === "duplicate") {
       send({ op: "fault", event: `f:${ui.armed === "drop" ? "drop" : "dup"}:${m.id}` });
       act.arm(null);
+    } else if (!ui.follow && hasFaults(model, { message: m }) && elOf("messages", m.id)) {
+      menu.open(model, { message: m }, elOf("messages", m.id));
     } else if (m.deliverable) act.deliver(m.id);
     else toast(`${m.id} is queued behind an older message on its channel (FIFO): deliver that one first`);
   },
@@ -149,6 +171,10 @@ const handlers = {
     ui.selected = ui.selected === id ? null : id;
     ui.forceAll = true;
     if (ui.selected) { showTab("inspect"); inspect(); } else renderInspector($("inspector"), null);
+    menu.close();
+    if (ui.selected && !ui.follow && hasFaults(model, { node: id }) && elOf("nodes", id)) {
+      menu.open(model, { node: id }, elOf("nodes", id));
+    }
     render();
   },
 };
@@ -184,11 +210,16 @@ function showTab(name) {
   for (const p of document.querySelectorAll(".pane")) p.classList.toggle("active", p.dataset.pane === name);
   if (name === "metrics") renderMetrics($("metrics"), model);
   if (name === "log") updNarration(model, false, true);
+  if (name === "inspect") render();
 }
 for (const t of document.querySelectorAll(".tab[data-tab]")) t.addEventListener("click", () => showTab(t.dataset.tab));
 
 // ---------------------------------------------------------------- frames and drawing
+// the step diff (inspect tab) and the previews of enabled events (events tab): static/js/diff.js
+const diff = setupDiff($("diff"), $("preview"), (cmd) => socket.send(cmd), $("inspector"));
+act.preview = (id, label) => { if (!ui.follow) diff.preview(id, label); };
 const updControls = setupControls(act);
+const motion = setupMotion($("motion"), $("view"));
 const updEvents = setupEvents($("events"), act);
 const updNarration = setupNarration($("log"), $("log-proc"), $("log-type"), act);
 const updMonitors = setupMonitors(act);
@@ -202,7 +233,8 @@ const updCorrupt = setupCorruptPicker($("corrupt-picker"), {
 // A click on the background deselects. With a fault armed it must not fault the selected
 // process: it closes an open corrupt picker, else it leaves the fault armed for another try.
 $("view").addEventListener("click", () => {
-  if (ui.corrupting) act.arm(null);
+  if (menu.isOpen()) menu.close();
+  else if (ui.corrupting) act.arm(null);
   else if (!ui.armed && ui.selected) handlers.selectNode(ui.selected);
 });
 
@@ -219,12 +251,19 @@ function placeNodes(msg) {
   const place = hooks.relayout(model.view);
   if (!place) return;
   if (msg.view) for (const n of model.view.nodes.values()) place(n);
-  else for (const n of (msg.view_patch && msg.view_patch.nodes) || []) place(model.view.nodes.get(String(n.id)));
+  else if (msg.view_patch) {
+    const ids = ((msg.view_patch.nodes) || []).map((n) => String(n.id));
+    for (const byId of Object.values(msg.view_patch.node_fields || {})) ids.push(...Object.keys(byId));
+    for (const id of new Set(ids)) place(model.view.nodes.get(id));
+  }
 }
 
 function handleFrame(msg) {
   if (msg.type === "inspect") {
-    if (msg.proc === ui.selected) renderInspector($("inspector"), { ...msg, protocol: (model.protocol || {}).id }, act);
+    if (msg.proc === ui.selected) {
+      renderInspector($("inspector"), { ...msg, protocol: (model.protocol || {}).id }, act);
+      if (!ui.follow) diff.update(model, ui);
+    }
     return;
   }
   if (msg.type === "error") { if (msg.reply_to == null) toast(msg.message); return; }
@@ -233,6 +272,7 @@ function handleFrame(msg) {
   if (msg.protocol && msg.protocol.view_kind) hooks = hooksFor(msg.protocol.view_kind);
   if (msg.protocol) setStyles(msg.protocol.message_styles);
   const before = model.step, wasPlaying = model.playing;
+  motion.before(model, ui.speed);
   const kind = applyFrame(model, msg);
   placeNodes(msg);
   if (kind === "full") ui.fullSinceDraw = true;
@@ -246,6 +286,7 @@ function handleFrame(msg) {
   if (crossed) send({ op: "pause" }).then(() => { if (model.step !== crossed.step) act.goto(crossed.step); });
   if (ui.selected && (!model.playing || performance.now() - inspectAt > 500)) inspect();
   render();
+  motion.after(model, before, ui.speed);
 }
 
 const timing = { frames: 0, view: 0, side: 0, spacetime: 0, other: 0, messages: 0, onmessage: 0 };   // ms, for benchmarks
@@ -265,6 +306,8 @@ function draw() {
   updMonitors(model, stage);
   updControls(model);
   updCorrupt(model, ui.corrupting);
+  menu.update(model);
+  if (!ui.follow) diff.update(model, ui);
   // While playing fast, the side lists and the diagram refresh a few times a second at most.
   const busy = model.playing && t1 - (ui.sideAt || 0) < 200;
   if (!busy) {
@@ -290,6 +333,17 @@ function draw() {
 }
 
 window.addEventListener("resize", () => { ui.forceAll = true; render(); });
+// The view also changes size without the window doing so (the legend below it gains a row as
+// message types appear). The crowded ring's queue table is sized from the view's height in
+// pixels, so it is fitted again then. (Every layout should be; the others were tuned at their
+// first fit, and refitting them moves detail lines onto each other in coterie-preempt: open.)
+let viewSize = "";
+new ResizeObserver(() => {
+  const v = $("view"), sz = `${v.clientWidth}x${v.clientHeight}`;
+  if (sz === viewSize) return;
+  viewSize = sz;
+  if (hooks.queueColumn && hooks.queueColumn(model.view)) { ui.forceAll = true; render(); }
+}).observe($("view"));
 window.allocscope = { model, act, ui, timing, socket };
 
 // The explorer's "check" tools (static/js/check.js).

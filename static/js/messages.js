@@ -61,8 +61,10 @@ export function shapePath(shape, r) {
 /**
  * Positions of the messages: along the straight line src -> dst, shifted to the left of the
  * direction of travel (so both directions of a channel show), the oldest nearest dst.
+ * With `spread` (a layout whose links converge and cross, like the game's) each message takes
+ * the place nearest its destination where its shape touches no other message and no node.
  */
-export function layoutMessages(messages, nodes, size, r = size * 2) {
+export function layoutMessages(messages, nodes, size, r = size * 2, spread = false) {
   const chans = new Map();
   for (const m of messages) {
     const k = `${m.src}\u0000${m.dst}`;
@@ -70,6 +72,7 @@ export function layoutMessages(messages, nodes, size, r = size * 2) {
     chans.get(k).push(m);
   }
   const out = [];
+  const lines = [];
   for (const list of chans.values()) {
     const a = nodes.get(String(list[0].src)), b = nodes.get(String(list[0].dst));
     if (!b) continue;
@@ -83,6 +86,7 @@ export function layoutMessages(messages, nodes, size, r = size * 2) {
     const nx = dy / len, ny = -dx / len;
     // Between the two nodes' borders, the oldest nearest dst, squeezed to fit a long queue.
     const lo = Math.min(0.45, (r + size * 1.3) / len), hi = Math.max(0.55, 1 - (r + size * 1.6) / len);
+    if (spread) { lines.push({ list, ax, ay, dx, dy, len, nx, ny, lo, hi }); continue; }
     const start = Math.min(hi, Math.max(lo, 0.62));
     const gap = Math.min(0.14, (size * 2.6) / len, list.length > 1 ? (start - lo) / (list.length - 1) : 1);
     list.forEach((m, i) => {
@@ -90,7 +94,43 @@ export function layoutMessages(messages, nodes, size, r = size * 2) {
       out.push({ m, x: ax + dx * t + nx * size * 0.9, y: ay + dy * t + ny * size * 0.9, i, nx, ny });
     });
   }
+  if (spread) spreadOut(lines, nodes, size, r, out);
   return out;
+}
+
+/**
+ * Greedy placement for `spread`: the channels' heads first, then the messages behind them;
+ * each walks back from its destination (never past the one before it on its channel) to the
+ * first place clear of every shape placed so far and of every node.
+ */
+function spreadOut(lines, nodes, size, r, out) {
+  const taken = out.map((p) => [p.x, p.y, size * 2.3]);
+  for (const n of nodes.values()) taken.push([n.x, n.y, r + size * 1.2]);
+  const free = (x, y) => taken.every(([u, v, d]) => Math.hypot(x - u, y - v) >= d);
+  const last = lines.map((L) => L.hi + 1e-9);
+  const most = Math.max(0, ...lines.map((L) => L.list.length));
+  for (let i = 0; i < most; i++) {
+    lines.forEach((L, c) => {
+      const m = L.list[i];
+      if (!m) return;
+      const step = (size * 0.6) / L.len;
+      let best = null;
+      for (let t = Math.min(L.hi, last[c] - (i ? (size * 2.3) / L.len : 0)); t >= L.lo && !best; t -= step) {
+        for (const side of [0.9, -0.9, 2.4, -2.4]) {
+          const x = L.ax + L.dx * t + L.nx * size * side, y = L.ay + L.dy * t + L.ny * size * side;
+          if (free(x, y)) { best = { t, x, y, side }; break; }
+        }
+      }
+      if (!best) {   // no clear place: behind the one before it, as without spread
+        const t = Math.max(L.lo, Math.min(L.hi, last[c] - (i ? (size * 2.3) / L.len : 0)));
+        best = { t, x: L.ax + L.dx * t + L.nx * size * 0.9, y: L.ay + L.dy * t + L.ny * size * 0.9, side: 0.9 };
+      }
+      last[c] = best.t;
+      taken.push([best.x, best.y, size * 2.3]);
+      const s = Math.sign(best.side);
+      out.push({ m, x: best.x, y: best.y, i, nx: L.nx * s, ny: L.ny * s });
+    });
+  }
 }
 
 /**
@@ -100,7 +140,7 @@ export function drawMessages(layer, model, hooks, opts) {
   const nodes = model.view.nodes;
   const size = opts.msgSize;
   // Deliverable messages last, so that they are drawn on top of the ones queued behind them.
-  const placed = layoutMessages(Array.from(model.view.messages.values()), nodes, size, opts.r)
+  const placed = layoutMessages(Array.from(model.view.messages.values()), nodes, size, opts.r, !!opts.spread)
     .sort((a, b) => (a.m.deliverable === b.m.deliverable ? 0 : a.m.deliverable ? 1 : -1));
   const showLabels = placed.length <= 40 && opts.labels;
   keyed(layer, placed, (p) => p.m.id,
@@ -134,16 +174,26 @@ export function drawMessages(layer, model, hooks, opts) {
       if (Math.abs(p.nx) <= 0.3) attr(lab, "y", (p.ny * size * 2.2).toFixed(1));
       // Messages that can be delivered now carry their full label; the ones queued behind them
       // keep their type's short label (never a bare shape), and their tooltip.
-      text(lab, showLabels ? (m.deliverable ? (m.label || m.type) : st.short) : "");
+      // In a crowd (more than a dozen in flight) every label starts short: the full one is in
+      // the tooltip and the events list.
+      text(lab, showLabels ? (m.deliverable && placed.length <= 12 ? (m.label || m.type) : st.short) : "");
       g.__lab = { x: lab.getAttribute("x"), y: lab.getAttribute("y"), anchor: lab.getAttribute("text-anchor"),
                   text: lab.textContent, short: st.short };
       const says = `${m.label || m.type} ${m.src}→${m.dst} (${m.id}, sent at step ${m.sent_step ?? "?"})` +
-        (m.deliverable ? " — click or Enter to deliver" : " — queued behind an older message on this channel");
+        (m.deliverable ? " — click or Enter to deliver" : " — queued behind an older message on this channel") +
+        "; right-click for drop / duplicate";
       tip(g, says);
       attr(g, "aria-label", says);
     },
-    (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}`);
+    (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}|${placed.length <= 12}`);
   if (showLabels) declutter(layer);
+}
+
+/** "NewReq" → "NR", "nsACK" → "nACK", "KL-ACK2" → "KA2": first letter, capitals and digits. */
+export function initials(label) {
+  const s = String(label);
+  const out = s[0] + Array.from(s.slice(1)).filter((c) => /[A-Z0-9]/.test(c)).join("");
+  return out.length < s.length ? out.slice(0, 5) : s;
 }
 
 const overlaps = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
@@ -161,6 +211,8 @@ function declutter(layer) {
     .filter((t) => !layer.contains(t) && t.textContent.trim())
     .map((t) => t.getBoundingClientRect()).filter((r) => r.width > 0);
   const kept = [];
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  const px = vb && vb.width && svg.clientWidth ? Math.max(vb.width / svg.clientWidth, vb.height / svg.clientHeight) : 1;   // user units per pixel
   const gs = Array.from(layer.children).filter((g) => g.__lab)
     .sort((a, b) => (b.__m && b.__m.deliverable ? 1 : 0) - (a.__m && a.__m.deliverable ? 1 : 0));
   for (const g of gs) {
@@ -174,9 +226,25 @@ function declutter(layer) {
       [...far(3), d.anchor, d.short], [...far(-3), flip[d.anchor], d.short]];
     // then along the link, both ways, on both sides
     const nx = +d.x, ny = +d.y;
-    for (const f of [2.5, -2.5, 4, -4]) {
+    for (const f of [2.5, -2.5, 4, -4, 5.5, -5.5]) {
       tries.push([String(nx - ny * f), String(ny + nx * f), "middle", d.short]);
       tries.push([String(-nx - ny * f), String(-ny + nx * f), "middle", d.short]);
+    }
+    // a crowd (thirty NewReq on their way at once): the label's initials, close by
+    const tiny = initials(d.short);
+    if (tiny !== d.short) {
+      for (const f of [1, -1, 2, -2, 3, -3]) tries.push([String(nx * f), String(ny * f), f > 0 ? d.anchor : flip[d.anchor], tiny]);
+      for (const f of [2.5, -2.5, 4, -4]) {
+        tries.push([String(nx - ny * f), String(ny + nx * f), "middle", tiny]);
+        tries.push([String(-nx - ny * f), String(-ny + nx * f), "middle", tiny]);
+      }
+      // and, last, anywhere on a widening circle around the shape (radii in screen pixels)
+      for (const rad of [14, 22, 30, 38, 46, 56]) {
+        for (let a = 0; a < 16; a++) {
+          const t = (Math.PI * a) / 8;
+          tries.push([String(px * rad * Math.cos(t)), String(px * (rad * Math.sin(t) + 4)), "middle", tiny]);
+        }
+      }
     }
     let ok = false;
     for (const [x, y, anchor, txt] of tries) {
@@ -190,7 +258,7 @@ function declutter(layer) {
       // one queued behind it gives way
       const deliverable = g.__m && g.__m.deliverable;
       lab.setAttribute("x", d.x); lab.setAttribute("y", d.y); lab.setAttribute("text-anchor", d.anchor);
-      lab.textContent = deliverable ? d.short : "";
+      lab.textContent = deliverable ? tiny : "";
     }
   }
 }

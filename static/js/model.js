@@ -37,6 +37,17 @@ function setView(m, v) {
 function patchView(m, p) {
   const view = m.view;
   for (const n of p.nodes || []) { view.nodes.set(String(n.id), n); m.dirty.nodes.add(String(n.id)); }
+  // A far jump sends the changed values grouped by field, {field: {id: value}}: each node
+  // changed gets a new object (views redraw a node when its object changed).
+  const fresh = new Map();
+  for (const [k, byId] of Object.entries(p.node_fields || {})) {
+    for (const [id, v] of Object.entries(byId)) {
+      const n = fresh.get(id) || { ...view.nodes.get(id) };
+      n[k] = v;
+      fresh.set(id, n);
+    }
+  }
+  for (const [id, n] of fresh) { view.nodes.set(id, n); m.dirty.nodes.add(id); }
   if (p.queues && p.queues.length) {
     for (const q of p.queues) {
       if (q.removed) view.queues.delete(qkey(q));
@@ -80,10 +91,14 @@ export function applyFrame(m, f) {
     // incremental frames carry only the served requests added since the previous frame
     const add = f.metrics.per_request_add, drop = f.metrics.per_request_drop || 0;
     const kept = (m.metrics.per_request || []).slice(0, Math.max(0, (m.metrics.per_request || []).length - drop));
-    const per = add ? kept.concat(add).slice(-200) : f.metrics.per_request;
+    const cols = f.metrics.per_request_cols;      // a far jump: the last 60 by column
+    const fromCols = cols ? cols.proc.map((proc, i) => ({ proc, requested_at: cols.requested_at[i],
+      response: cols.response[i], waiting: cols.waiting[i] })) : null;
+    const per = add ? kept.concat(add).slice(-200) : fromCols || f.metrics.per_request;
     m.metrics = { ...f.metrics, per_request: per || [] };
     delete m.metrics.per_request_add;
     delete m.metrics.per_request_drop;
+    delete m.metrics.per_request_cols;
   }
   if (f.protocol) m.protocol = f.protocol;
   if (f.scenario) m.scenario = f.scenario;

@@ -185,6 +185,11 @@ export function startRoom(ctx) {
     if (info.chapter !== null && info.chapter !== undefined) {
       modeText.textContent += ` · chapter ${info.chapter + 1}${info.chapter_title ? `: ${info.chapter_title}` : ""}`;
     }
+    // the teacher's play speed on every follower's slider (and on the teacher's after a reload)
+    if (info.speed && act.showSpeed && (following() || (state.role === "teacher" && !state.speedShown))) {
+      act.showSpeed(info.speed);
+      state.speedShown = true;
+    }
     document.body.dataset.roomChapter = info.chapter ?? "";
     document.body.classList.toggle("room-lesson", (info.chapters || 0) > 0);
     if (following() && info.selected !== undefined && ui.selected !== info.selected) {
@@ -238,7 +243,7 @@ export function startRoom(ctx) {
       box.append(el("h3", "", x.open ? `Class experiment from step ${x.from_step}: run it with your own seed` : "Class experiment (closed)"));
       const h = x.histogram;
       if (h) {
-        box.append(chartBars(Object.entries(h.counts).map(([k, n]) => ({ id: k, label: k, n }))));
+        box.append(chartBars(Object.entries(h.counts).map(([k, n]) => ({ id: k, label: k, n })), { compact: true }));
         box.append(el("p", "room-foot", `${h.runs} run${h.runs === 1 ? "" : "s"}` +
           (h.steps ? ` · steps: min ${h.steps.min}, median ${h.steps.median}, max ${h.steps.max}` : "")));
       }

@@ -136,7 +136,7 @@ export function drawNodes(stage, model, ctx, hooks, handlers) {
         }
       }
       tip(g, `${n.label ?? n.id}: ${stateWord(n)}${n.token || n.holder ? ", holds the token" : ""}` +
-        (lines.length ? "\n" + lines.join("\n") : "") + "\nclick to inspect");
+        (lines.length ? "\n" + lines.join("\n") : "") + "\nclick to inspect; right-click for its faults");
     },
     (n) => JSON.stringify(n) + (ctx.selected === String(n.id) ? "*" : "") + ctx.r + ctx.dense);
 }
@@ -157,6 +157,11 @@ export function drawQueues(stage, model, ctx, hooks) {
     const a = hooks.queueAnchor ? hooks.queueAnchor(n, idx, ctx) : defaultAnchor(n, idx, ctx);
     items.push({ q, n, idx, a });
   }
+  if (hooks.queueColumn && hooks.queueColumn(model.view)) {
+    // on a phone there is no room beside the ring: the inspector lists the queues instead
+    if ((ctx.W || 900) < 600) items.length = 0;
+    else columnAnchors(items, nodes, ctx);
+  }
   keyed(stage.queues, items, (it) => `${it.q.node}|${it.q.name}`,
     () => el("g", { class: "queue" }),
     (g, it) => {
@@ -168,8 +173,9 @@ export function drawQueues(stage, model, ctx, hooks) {
       const h = 17 * k;
       // a.stack: the queue's name on a line of its own above the chips (a narrower row).
       const name = el("text", { class: "qname", x: 0, y: a.stack ? -h / 2 - 3 * k : 4 * k }, g);
-      text(name, q.name);
-      const x0 = a.stack ? 0 : (q.name.length * 7 + 6) * k;
+      const called = a.label || q.name;
+      text(name, called);
+      const x0 = a.stack ? 0 : (called.length * 7 + 6) * k;
       const label = (item) => String(typeof item === "object" ? (item.label ?? item.id ?? JSON.stringify(item)) : item);
       let x = x0;
       items.slice(0, 8).forEach((item, i) => {
@@ -196,6 +202,31 @@ export function drawQueues(stage, model, ctx, hooks) {
     // the row moves when its anchor does (and redraws when the projector size changes) (another queue of the node filled or emptied, the
     // node's detail lines changed): the anchor is part of what makes a row stale
     (it) => JSON.stringify(it.q) + JSON.stringify(it.a) + ctx.r + "," + ctx.k + "," + ctx.qf);
+}
+
+// A crowded ring (datta-stress: 8 resources, 30 clients) has no room for a chip row beside each
+// resource: the rows go to a table right of the figure, one per non-empty queue, named
+// "R3 Q_strong", in the resources' order, in as many columns as the view's height needs (rows
+// are sized in screen pixels, so the height in pixels decides, not the zoom).
+const COL_W = 370, ROW_H = 19;
+
+/** Rows per column and columns of the queue table for `rows` rows in a view H pixels high. */
+function tableShape(rows, H, qf) {
+  const per = Math.max(4, Math.floor((H - 24) / (ROW_H * qf)));
+  return { per, cols: Math.max(1, Math.ceil(rows / per)) };
+}
+
+function columnAnchors(items, nodes, ctx) {
+  const k = (ctx.k || 1) * (ctx.qf || 1);
+  const xs = Array.from(nodes.values()).map((n) => n.x), ys = Array.from(nodes.values()).map((n) => n.y);
+  const order = new Map(Array.from(nodes.keys()).map((id, i) => [id, i]));
+  items.sort((a, b) => (order.get(String(a.n.id)) - order.get(String(b.n.id))) || a.idx - b.idx);
+  const { per } = tableShape(items.length, ctx.H || 450, ctx.qf || 1);
+  const x0 = Math.max(...xs) + ctx.r + 30 * k, y0 = ctx.top != null ? ctx.top + 14 * k : Math.min(...ys) - ctx.r;
+  items.forEach((it, i) => {
+    it.a = { x: x0 + Math.floor(i / per) * COL_W * k, y: y0 + (i % per) * ROW_H * k, right: true,
+             label: `${it.n.label ?? it.n.id} ${it.q.name}` };
+  });
 }
 
 function defaultAnchor(n, idx, ctx) {
@@ -274,16 +305,26 @@ function fitViewBox(stage, model, ctx, hooks) {
       k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
     }
   }
-  for (let i = 0; i < 2 && !hooks.extent; i++) {   // padding is in screen pixels, so it depends on the zoom
+  for (let i = 0; i < (hooks.queueColumn ? 5 : 2) && !hooks.extent; i++) {   // padding is in screen pixels, so it depends on the zoom
     const padX = ctx.r + (model.view.queues.size ? 130 : 50) * k;
     const padTop = ctx.r + 30 * k, padBottom = ctx.r + (22 + 15 * (lines + 1)) * k;
-    const x0 = Math.min(...xs) - padX, x1 = Math.max(...xs) + padX;
+    let x1 = Math.max(...xs) + padX;
     const y0 = Math.min(...ys) - padTop, y1 = Math.max(...ys) + padBottom;
+    if (hooks.queueColumn && hooks.queueColumn(model.view) && W >= 600) {   // room for the queue table
+      const rows = Array.from(model.view.queues.values()).filter((q) => (q.items || []).length).length;
+      const kq = k * (ctx.qf || 1);
+      x1 = Math.max(...xs) + ctx.r + (30 + COL_W * tableShape(rows, H, ctx.qf || 1).cols) * kq;
+    }
+    const x0 = Math.min(...xs) - padX;
     box = [x0, y0, x1 - x0, y1 - y0];
     k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
   }
   attr(stage.svg, "viewBox", box.map((v) => v.toFixed(0)).join(" "));
   stage.k = k;
+  stage.H = H;
+  stage.W = W;
+  // the top of what is shown (the box is centred when the view is wider than it needs)
+  stage.top = box[1] - Math.max(0, (H * k - box[3]) / 2);
   // Nodes closer than ~95 screen pixels have no room for detail lines (tooltips and the
   // inspector still have them).
   stage.dense = near / k < 95;
@@ -301,7 +342,10 @@ function fitViewBox(stage, model, ctx, hooks) {
  */
 export function renderView(stage, model, hooks, handlers, state) {
   const n = model.view.nodes.size;
-  const ctx = { ...sizing(n), selected: state.selected, armed: state.armed };
+  const present = document.body.classList.contains("present");
+  // queue rows a size larger on a projector (names and chips ≥ 16 px at 1920×1080)
+  const ctx = { ...sizing(n), selected: state.selected, armed: state.armed,
+                qf: present ? 1.6 : 1 };
   const d = model.dirty;
   const geometryChanged = state.lastN !== n;
   state.lastN = n;
@@ -311,13 +355,13 @@ export function renderView(stage, model, hooks, handlers, state) {
   // Small views get bigger nodes: at least ~20 screen pixels of radius on a projector.
   // Nodes as big as their spacing allows (a third of the distance to the nearest one).
   if (Number.isFinite(stage.near)) ctx.r = Math.max(ctx.r, Math.min(34, stage.near * 0.32));
-  const present = document.body.classList.contains("present");
   if (n <= 16 && stage.k) ctx.r = Math.max(ctx.r, (present ? 26 : 20) * stage.k);
   ctx.msgSize = Math.max(ctx.msgSize, n <= 16 && stage.k ? 8 * stage.k : 0);
   ctx.k = stage.k || 1;
+  ctx.H = stage.H;
+  ctx.W = stage.W;
+  ctx.top = stage.top;
   ctx.dense = !!stage.dense;
-  // queue rows a size larger on a projector (names and chips ≥ 16 px at 1920×1080)
-  ctx.qf = present ? 1.6 : 1;
   // Node labels fit inside their node: at most 15 px, less on a crowded ring.
   const labelPx = Math.max(8, Math.min(present ? 19 : 15, (ctx.r / ctx.k) * 0.95));
   stage.svg.style.setProperty("--label-px", labelPx.toFixed(1));
@@ -333,6 +377,6 @@ export function renderView(stage, model, hooks, handlers, state) {
     for (const g of stage.nodes.children) g.classList.toggle("acted", g.__key === acted);
     state.acted = acted;
   }
-  if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, ctx);
+  if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, { ...ctx, spread: !!hooks.spreadMessages });
   if (hooks.drawFront) hooks.drawFront(stage.front, model, ctx);
 }

@@ -104,6 +104,9 @@ export default {
   edgeDirected: (e) => e.kind === "interest" || e.directed === true,
   nodeShape: (n) => (n.kind === "pool" ? "rect" : n.kind === "agent" ? "diamond" : "circle"),
   stackBadges: (n) => n.kind === "task",
+  // Info messages from every pool to every task cross and converge between the rows: each
+  // takes a clear place on its link (messages.js, spreadOut) instead of a fixed fraction
+  spreadMessages: true,
   detailsAbove: (n) => n.kind === "task",
   // under the pool's badge and order forms: the name, then the tickets in a row
   queueAnchor: (n, idx, ctx) => ({ x: n.x - ctx.r, y: n.y + ctx.r + (58 + idx * 36) * (ctx.k || 1), right: true, stack: true }),

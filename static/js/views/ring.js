@@ -101,13 +101,12 @@ function relayout(view) {
   const cx = 500, cy = CY;
   if (res.length !== 2) {
     if (clients <= 12) return null;
-    // many clients: their circle moves out so that none sits on a resource or its queues
-    // many clients: a wider resource ring (room for its queue rows inside) and the clients'
-    // circle further out, so that none sits on a resource or its queues
+    // many clients: the clients' circle moves well out, so that none sits on a resource
+    // (their queues are drawn in a table beside the figure: queueColumn)
     return (n) => {
       if (n.__placed) return n;
-      const f = n.kind === "client" ? 2.3 : 1.7;
-      n.x = cx + (n.x - cx) * f; n.y = cy + (n.y - cy) * f; n.__placed = true;
+      const f = n.kind === "client" ? 2.6 : 1.6;
+      n.x = cx + (n.x - cx) * f; n.y = cy + (n.y - cy) * f; n.__placed = true; n.__crowd = true;
       return n;
     };
   }
@@ -129,8 +128,15 @@ function queueAnchor2(n, idx, ctx) {
   return { x: n.x, y: n.y + ctx.r + (16 + lines * 15 + idx * 22) * k, centre: true };
 }
 
+/** A crowded ring (the many-clients relayout) shows its queues as a table beside the figure. */
+function queueColumn(view) {
+  for (const n of view.nodes.values()) return !!n.__crowd;
+  return false;
+}
+
 export default {
   relayout,
+  queueColumn,
   details,
   drawFront,
   queueAnchor: queueAnchor2,

@@ -1,0 +1,121 @@
+"""The rules-table options kout_tree and task_game need (kernel/rules.py): rules sharing an event
+name across roles, families of events (``args``), ``eager`` rules, rules present only in some
+configurations (``only``) and rules of several roles, on a tiny two-process protocol."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pytest
+
+from protocols.kernel import ENV, LOCAL, Ctx, Message, Setup, Simulator
+from protocols.kernel.rules import RuleProtocol, receive, rule
+from protocols.kernel.variants import Feature, table
+from tests.kernel_fixtures import scenario
+
+
+@dataclass(frozen=True, slots=True)
+class S:
+    phase: str = "idle"          # idle -> sending -> done (the boss); the clerk stays "clerk"
+    todo: tuple[str, ...] = ()
+    got: tuple[str, ...] = ()
+    log: tuple[str, ...] = ()
+
+
+class Office(RuleProtocol):
+    """A boss sends a note to each clerk (a family), and is 'done' at once (eager) when none is
+    left; 'go' is an event of both roles with different effects; the 'stamp' rule exists only
+    in the variant 'stamped'."""
+
+    id = "test_office"
+    variant_table = table(features=(Feature("stamp", "clerks stamp notes", "", "ablation"),),
+                          variants={"plain": (), "stamped": ("stamp",)}, default="plain")
+
+    def setup(self, scenario: Any, variant: str) -> Setup:
+        return Setup(("boss", "c1", "c2"), (S(), S(phase="clerk"), S(phase="clerk")),
+                     config={"stamp": self.has(variant, "stamp")})
+
+    def role(self, config: Any, pid: str, state: S) -> str:
+        return "clerk" if state.phase == "clerk" else state.phase
+
+    @rule(ENV, name="go", role="idle", label=lambda cfg, p, s: f"{p} starts")
+    def boss_go(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        ctx.put(pid, replace(ctx.get(pid), phase="sending", todo=("c1", "c2")))
+
+    @rule(ENV, name="go", role="clerk", when=lambda cfg, p, s: not s.log,
+          waits="nothing: it went once")
+    def clerk_go(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        ctx.put(pid, replace(ctx.get(pid), log=("went",)))
+
+    @rule(LOCAL, name="note", role="sending", args=lambda cfg, p, s: s.todo,
+          label=lambda cfg, p, s, c: f"{p} writes to {c}", waits="a clerk to write to")
+    def note(self, ctx: Ctx, pid: str, clerk: str) -> None:
+        s = ctx.get(pid)
+        ctx.send(pid, clerk, "Note", clerk)
+        ctx.put(pid, replace(s, todo=tuple(c for c in s.todo if c != clerk)))
+
+    @rule(LOCAL, name="done", role="sending", eager=True, when=lambda cfg, p, s: not s.todo,
+          waits="every note written")
+    def done(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        ctx.put(pid, replace(ctx.get(pid), phase="done"))
+
+    @receive("Note", role="clerk", only=lambda cfg: cfg["stamp"], title="stamp a note")
+    def stamp(self, ctx: Ctx, msg: Message) -> None:
+        s = ctx.get(msg.dst)
+        ctx.put(msg.dst, replace(s, got=s.got + (f"stamped {msg.body}",)))
+
+    @receive("Note", role=("clerk", "done"), title="file a note")
+    def file(self, ctx: Ctx, msg: Message) -> None:
+        s = ctx.get(msg.dst)
+        ctx.put(msg.dst, replace(s, got=s.got + (msg.body,)))
+
+
+def guards(sim: Simulator, pid: str) -> dict[str, dict]:
+    return {g["name"]: g for g in sim.inspect(pid)["guards"]}
+
+
+@pytest.mark.parametrize("variant", ["plain", "stamped"])
+def test_families_eager_rules_shared_names_and_only(variant: str) -> None:
+    sim = Simulator(Office(), scenario(), variant)
+    assert sim.enabled_ids() == ["e:boss:go", "e:c1:go", "e:c2:go"]
+    sim.step("e:c1:go")                                  # the clerk's 'go', not the boss's
+    assert sim.proc("c1").log == ("went",) and sim.proc("boss").phase == "idle"
+    assert not guards(sim, "c1")["go"]["holds"]
+    sim.step("e:boss:go")
+    assert [e.id for e in sim.enabled() if e.pid == "boss"] == ["a:boss:note:c1",
+                                                                "a:boss:note:c2"]
+    assert [e.label for e in sim.enabled() if e.pid == "boss"][0] == "boss writes to c1"
+    g = guards(sim, "boss")
+    assert g["note"]["events"] == ["a:boss:note:c1", "a:boss:note:c2"]
+    assert not g["done"]["holds"] and g["done"]["events"] == []
+    sim.step("a:boss:note:c1")
+    sim.step("a:boss:note:c2")                           # 'done' applies in the same step
+    assert sim.proc("boss").phase == "done"
+    assert "note" not in guards(sim, "boss")             # a rule of another role
+    msgs = [e.id for e in sim.enabled() if e.kind == "deliver"]
+    for m in msgs:
+        sim.step(m)
+    want = ("stamped c1",) if variant == "stamped" else ("c1",)
+    assert sim.proc("c1").got == want
+    names = list(guards(sim, "c1"))
+    assert ("stamp a note" in names) == (variant == "stamped")
+    assert "file a note" in names
+
+
+def test_a_false_family_waits_and_a_crashed_process_holds_nothing() -> None:
+    sim = Simulator(Office(), scenario(), "plain")
+    g = guards(sim, "c2")
+    assert g["go"]["holds"] and g["go"]["events"] == ["e:c2:go"]
+    sim.crashed.add("c2")
+    assert not any(x["holds"] for x in guards(sim, "c2").values())
+
+
+def test_two_rules_of_one_role_cannot_share_an_event_name() -> None:
+    with pytest.raises(TypeError, match="share a role"):
+        class Clash(RuleProtocol):
+            @rule(ENV, name="go", role="clerk")
+            def a(self, ctx: Ctx, pid: str, _arg: str) -> None: ...
+
+            @rule(ENV, name="go", role=("boss", "clerk"))
+            def b(self, ctx: Ctx, pid: str, _arg: str) -> None: ...
