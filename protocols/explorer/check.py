@@ -82,7 +82,7 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
     decl = getattr(scenario, "symmetry", []) if symmetry else []
     ts = Transitions(sim)
     keyer = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, decl, forget=forget,
-                  numbers=ts.numbers)
+                  numbers=ts.numbers, contents=ts)
     group = keyer.size
     verify(ts, keyer)
     if partial_order is None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import sys
 import time
+from array import array
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -94,19 +95,67 @@ class SearchOptions:
     max_seconds: float | None = None
 
 
+class Adjacency:
+    """Per expanded node, a tuple of ints (its successors, or their edge codes), stored flat
+    in one array with each node's span: a few bytes an edge instead of a tuple and a dict entry
+    per node. Reads like the dict it replaces: ``adj[i]``, ``i in adj``, ``sorted(adj)``,
+    ``adj.items()``."""
+
+    def __init__(self) -> None:
+        self.flat = array("i")
+        self.start = array("q")      # per node: where its span begins, -1 until expanded
+        self.end = array("q")
+        self.count = 0
+
+    def grow(self, n: int) -> None:
+        """Make room for nodes up to n - 1."""
+        while len(self.start) < n:
+            self.start.append(-1)
+            self.end.append(-1)
+
+    def __setitem__(self, i: int, values: Any) -> None:
+        self.grow(i + 1)
+        if self.start[i] < 0:
+            self.count += 1
+        self.start[i] = len(self.flat)
+        self.flat.extend(values)
+        self.end[i] = len(self.flat)
+
+    def __getitem__(self, i: int) -> tuple[int, ...]:
+        if i >= len(self.start) or self.start[i] < 0:
+            raise KeyError(i)
+        return tuple(self.flat[self.start[i]:self.end[i]])
+
+    def get(self, i: int, default: Any = None) -> Any:
+        return self[i] if i in self else default
+
+    def __contains__(self, i: object) -> bool:
+        return isinstance(i, int) and 0 <= i < len(self.start) and self.start[i] >= 0
+
+    def __iter__(self):
+        return (i for i, b in enumerate(self.start) if b >= 0)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def items(self):
+        return ((i, self[i]) for i in self)
+
+
 @dataclass
 class Graph:
-    """The explored state graph. Node i was reached from ``parent[i]`` by event ``via[i]``."""
+    """The explored state graph. Node i was reached from ``parent[i]`` by event ``via[i]``.
+    Numbers are kept in arrays (4 bytes each), not lists of int objects."""
 
-    parent: list[int] = field(default_factory=list)
+    parent: array = field(default_factory=lambda: array("i"))
     via: list[str] = field(default_factory=list)
-    depth: list[int] = field(default_factory=list)
+    depth: array = field(default_factory=lambda: array("i"))
     # Per node: the processes that have not finished there (``Simulator.unfinished``).
     waiting: list[frozenset] = field(default_factory=list)
     # Per expanded node: successor indices and, in step, an edge code
     # (label number * 4 + 2 if weak fairness demands the event + 1 if it entered a CS).
-    succ: dict[int, tuple[int, ...]] = field(default_factory=dict)
-    codes: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    succ: Adjacency = field(default_factory=Adjacency)
+    codes: Adjacency = field(default_factory=Adjacency)
     labels: dict[tuple, int] = field(default_factory=dict)
     transitions: int = 0
 
@@ -167,12 +216,12 @@ class Search:
             if o.key is not None:
                 simple = o.key
 
-                def key(st: State, *_: Any) -> Key:
+                def key(st: State, *_: Any, **__: Any) -> Key:
                     return simple(st)
             else:
                 key = Keyer(transitions.protocol, transitions.config, transitions.pids,
                             transitions.fifo, None, forget=False,
-                            numbers=transitions.numbers).key
+                            numbers=transitions.numbers, contents=transitions).key
         self.key = key
         self.expansion = o.expansion
         self.audit = o.audit
@@ -190,6 +239,14 @@ class Search:
         self.complete = False
         self._sets: dict[frozenset, frozenset] = {}
         self.cache: dict[str, tuple[Outcome, Key, int | None, bool, str | None]] = {}
+        # The memoised fast path of ``Transitions`` (no faults): states travel with the numbers
+        # of their process states and message contents, and are loaded only when a hook needs
+        # the simulator.
+        self.fast = transitions.memo and (transitions.viewable or not o.violations)
+        owner = getattr(key, "__self__", None)
+        self.exact = isinstance(owner, Keyer) and not owner.group and not owner.forgets
+        self.root_bad = False
+        self._node: tuple = ()
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
@@ -212,12 +269,28 @@ class Search:
         is a deadlock and what ``goal`` says of it (both judged while the state is loaded, and
         only for new states)."""
         ts = self.ts
+        o = self.options
+        if self.fast:
+            nums, cnums, unf = self._node
+            out = ts.step_fast(st, nums, cnums, unf, ev)
+            self.graph.transitions += 1
+            k = self.key(out.state, nums=out.nums, cnums=out.cnums)
+            j = self.seen.get(k)
+            # A state already stored had no violation when it was stored; with an exact key
+            # (no forget, no symmetry) this one is the same state, so need not be judged again.
+            if o.violations and out.violations is None and (
+                    j is None or not self.exact or (j == 0 and self.root_bad)):
+                ts.judge(out)
+            new = j is None and not (o.violations and out.violations)
+            stuck = new and o.deadlocks and ts.stuck_of(out)
+            goal = o.goal(ts.view_of(out.state, out.nums)) if new and o.goal is not None \
+                else None
+            return out, k, j, stuck, goal
         ts.load(st)
         out = ts.apply(ev)
         self.graph.transitions += 1
-        k = self.key(out.state, st_key, out.touched, out.numbers)
+        k = self.key(out.state)
         j = self.seen.get(k)
-        o = self.options
         new = j is None and not (o.violations and out.violations)
         stuck = new and o.deadlocks and ts.stuck()
         goal = o.goal(ts.view) if new and o.goal is not None else None
@@ -256,6 +329,7 @@ class Search:
         self._add(root_key, -1, "", ts.unfinished())
         if o.violations:
             bad = ts.violations()
+            self.root_bad = bool(bad)
             if bad and (s := self._found("violation", "; ".join(bad), 0, [])):
                 return s
         if o.deadlocks and ts.stuck() and \
@@ -267,7 +341,13 @@ class Search:
         # The frontier: each state waiting for expansion, with its enabled actions (see
         # ``Outcome.acts``) so that restoring it is cheaper, and its key (its successors' keys
         # are updated from it, see ``Keyer.key``).
-        reps: dict[int, tuple[State, Any, Key]] = {0: (root, None, root_key)}
+        fast = self.fast
+        if fast:
+            nums, cnums = ts.root_numbers()
+            reps: dict[int, Any] = {0: (root, nums, cnums, root_key)}
+        else:
+            reps = {0: (root, None, None, root_key)}
+        ident_no: dict[Any, int] = {}
         queue: deque[int] = deque([0])
         take = queue.popleft if o.order == "bfs" else queue.pop
         labels = g.labels
@@ -276,9 +356,20 @@ class Search:
         keep = self.keep_edges
         while queue:
             i = take()
-            st, acts, st_key = reps.pop(i)
-            ts.load(st, acts)
-            events = list(ts.enabled())
+            rep = reps.pop(i)
+            if fast and i:
+                st, nums, cnums = ts.unpack(rep)
+                st_key = None
+            else:
+                st, nums, cnums, st_key = rep
+            if fast:
+                self._node = (nums, cnums, g.waiting[i])
+                events = ts.events_at(st, nums, cnums)
+                if o.events is not None or o.can_finish or (not events and o.final):
+                    ts.load_nums(st, nums)
+            else:
+                ts.load(st, nums)
+                events = list(ts.enabled())
             if o.events is not None:
                 view = ts.view
                 events = [e for e in events if o.events(view, e)]
@@ -312,20 +403,26 @@ class Search:
                         return s
                     if goal and (s := self._found("goal", goal, j, g.path(j))):
                         return s
-                    reps[j] = (out.state, out.acts, k)
+                    # the frontier keeps fast-path states as bytes (``Transitions.pack``)
+                    reps[j] = ts.pack(out) if fast else (out.state, out.acts, None, k)
                     queue.append(j)
                     if self.audit is not None:
                         self.audit(out.state, lambda j=j: g.path(j))
                 if keep:
-                    lab = label(ev)
-                    n = labels.get(lab)
+                    ident = out.ident
+                    n = ident_no.get(ident) if ident is not None else None
                     if n is None:
-                        n = labels[lab] = len(labels)
+                        lab = label(ev)
+                        n = labels.get(lab)
+                        if n is None:
+                            n = labels[lab] = len(labels)
+                        if ident is not None:
+                            ident_no[ident] = n
                     succ.append(j)
                     codes.append(n * 4 + 2 * is_fair_demand(ev) + out.entered_cs)
             if keep:
-                g.succ[i] = tuple(succ)
-                g.codes[i] = tuple(codes)
+                g.succ[i] = succ
+                g.codes[i] = codes
             if len(g.parent) >= next_report:
                 next_report += self.progress_every
                 self._report(len(queue))
@@ -346,20 +443,36 @@ class Search:
         """(can_finish, after a complete search) A schedule to the first state, in search
         order, from which no state where everyone is served can be reached; None if none."""
         g = self.graph
-        pred: dict[int, list[int]] = {}
-        for u, vs in g.succ.items():
-            for v in vs:
-                pred.setdefault(v, []).append(u)
-        good = set(self.done)
+        n = len(g.parent)
+        # predecessors, flat: pred[off[v]:off[v + 1]] (two passes over the edges)
+        off = array("q", bytes(8 * (n + 1)))
+        flat, start, end = g.succ.flat, g.succ.start, g.succ.end
+        for u in g.succ:
+            for k in range(start[u], end[u]):
+                off[flat[k] + 1] += 1
+        for v in range(n):
+            off[v + 1] += off[v]
+        pred = array("i", bytes(4 * off[n]))
+        fill = array("q", off)
+        for u in g.succ:
+            for k in range(start[u], end[u]):
+                v = flat[k]
+                pred[fill[v]] = u
+                fill[v] += 1
+        del fill
+        good = bytearray(n)
+        for v in self.done:
+            good[v] = 1
         work = list(self.done)
         while work:
             v = work.pop()
-            for u in pred.get(v, ()):
-                if u not in good:
-                    good.add(u)
+            for k in range(off[v], off[v + 1]):
+                u = pred[k]
+                if not good[u]:
+                    good[u] = 1
                     work.append(u)
-        for i in range(len(g.parent)):
-            if i not in good:
+        for i in range(n):
+            if not good[i]:
                 return g.path(i)
         return None
 

@@ -18,7 +18,8 @@ renaming of the other, which needs no ordering of states (so no dependence on ``
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Sequence
+from array import array
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from ..kernel import Protocol, State
@@ -90,7 +91,8 @@ class Keyer:
 
     def __init__(self, protocol: Protocol, config: Any, pids: Sequence[str], fifo: bool,
                  symmetry: list[list[str]] | None, forget: bool = True,
-                 numbers: dict[Any, int] | None = None) -> None:
+                 numbers: dict[Any, int] | None = None,
+                 contents: Any = None) -> None:
         self.protocol = protocol
         self.config = config
         self.pids = tuple(pids)
@@ -116,10 +118,15 @@ class Keyer:
         # table (``Transitions.numbers``), which numbers touched states as it steps.
         self._number: dict[Any, int] = numbers if numbers is not None else {}
         # Likewise, message contents (src, dst, kind, body) by number, and for FIFO channels
-        # the number of each content's channel (channels numbered when first met).
-        self._msg_number: dict[tuple, int] = {}
-        self._chan_of: list[int] = []
-        self._chan_number: dict[tuple[str, str], int] = {}
+        # the number of each content's channel: ``contents`` is the search's ``Transitions``
+        # (``content_number``, ``channel_of``), so that a fast-path successor's ``cnums`` are
+        # these numbers; without it the keyer numbers contents itself.
+        if contents is None:
+            contents = _Contents()
+        self._content_number: Callable[[tuple], int] = contents.content_number
+        self._chan_of: list[int] = contents.channel_of
+        # crashed / cs / waiting together, by number (almost always all empty: number 0)
+        self._extra: dict[tuple, int] = {(frozenset(), (), ()): 0}
 
     @property
     def size(self) -> int:
@@ -149,52 +156,63 @@ class Keyer:
 
     def key(self, st: State, parent: Key | None = None,
             touched: tuple[int, ...] | None = None,
-            numbers: tuple[int, ...] | None = None) -> Key:
-        """The canonical key of ``st``. Given the key of the state it was reached from and
-        the indices of the processes the step may have changed (all others keep the very
-        same states), only those are looked up again, or not even that when the simulator
-        already numbered them (``numbers``, in the order of ``touched``, from this keyer's
-        own table)."""
+            numbers: tuple[int, ...] | None = None, nums: tuple[int, ...] | None = None,
+            cnums: tuple[int, ...] | None = None) -> Key:
+        """The canonical key of ``st``: a compact byte string (without symmetry). ``nums`` /
+        ``cnums`` are the numbers of its process states and message contents when the caller
+        knows them (``Transitions.step_fast``); ``parent``, ``touched`` and ``numbers`` are
+        accepted for callers of the older signature and not needed."""
         if self._forget is not None:
             st = self.forgotten(st)
-            parent = None       # what is dead depends on every process, not just the touched
+            nums = cnums = None     # what is dead depends on every process, not just the touched
         if self.group:
             base = plain_key(st, self.fifo)
             return frozenset([base, *(plain_key(self.rename(st, m), self.fifo)
                                       for m in self.group)])
-        number = self._number
-        if parent is None or touched is None:
-            ids = tuple([number.setdefault(p, len(number)) for p in st.procs])
-        else:
-            new = list(parent[0])
-            if numbers is not None:
-                for i, n in zip(touched, numbers, strict=True):
-                    new[i] = n
-            else:
-                procs = st.procs
-                for i in touched:
-                    new[i] = number.setdefault(procs[i], len(number))
-            ids = tuple(new)
-        return (ids, self._messages(st), st.crashed, st.cs, tuple([w[0] for w in st.waiting]))
+        if nums is None:
+            number = self._number
+            nums = [number.setdefault(p, len(number)) for p in st.procs]
+        if cnums is None:
+            cn = self._content_number
+            cnums = [cn(m[1:]) for m in st.messages]
+        return self.encode(nums, cnums, st)
 
-    def _messages(self, st: State) -> tuple[int, ...]:
-        """The messages in flight without their numbers, as ``_rest`` has them, but with each
-        content named by number: hashing and comparing keys then costs a tuple of small ints.
-        Unordered channels: the multiset as a sorted tuple. FIFO: the contents in send order,
-        stably sorted by channel, i.e. each channel's queue in turn (a content's number names
-        its channel, so the queues can be read back: equal tuples mean equal queues)."""
-        number = self._msg_number
-        nums = []
-        for m in st.messages:
-            c = m[1:]                   # (src, dst, kind, body): Message.content()
-            n = number.get(c)
-            if n is None:
-                n = number[c] = len(number)
-                self._chan_of.append(self._chan_number.setdefault(c[:2], len(self._chan_number)))
-            nums.append(n)
-        if len(nums) > 1:
+    def encode(self, nums: Sequence[int], cnums: Sequence[int], st: State) -> bytes:
+        """The key's bytes: the process-state numbers, the message-content numbers (sorted for
+        unordered channels; FIFO: each channel's queue in turn), then the number of (crashed,
+        cs, waiting pids). The number of processes is fixed, so the length tells where the
+        messages end: equal bytes mean equal keys of ``plain_key``. Two bytes a number while
+        all are below 65,535, else a 0xFFFF marker and four bytes each."""
+        msgs = list(cnums)
+        if len(msgs) > 1:
             if self.fifo:
-                nums.sort(key=self._chan_of.__getitem__)
+                msgs.sort(key=self._chan_of.__getitem__)
             else:
-                nums.sort()
-        return tuple(nums)
+                msgs.sort()
+        if st.crashed or st.cs or st.waiting:
+            ex = (st.crashed, st.cs, tuple([w[0] for w in st.waiting]))
+            e = self._extra.get(ex)
+            if e is None:
+                e = self._extra[ex] = len(self._extra)
+        else:
+            e = 0
+        vals = [*nums, *msgs, e]
+        if max(vals) < 0xFFFF:
+            return array("H", vals).tobytes()
+        return b"\xff\xff" + array("I", vals).tobytes()
+
+
+class _Contents:
+    """Message contents by number, for a keyer used without a ``Transitions``."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[tuple, int] = {}
+        self.channel_of: list[int] = []
+        self.channels: dict[tuple, int] = {}
+
+    def content_number(self, content: tuple) -> int:
+        n = self.numbers.get(content)
+        if n is None:
+            n = self.numbers[content] = len(self.numbers)
+            self.channel_of.append(self.channels.setdefault(content[:2], len(self.channels)))
+        return n

@@ -17,11 +17,13 @@ track) stays bounded and is read as if the parent were the start.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from .events import Event
-from .lean import LeanSimulator, Working
+from .events import DELIVER, Event, Message
+from .lean import LeanSimulator, Working, _QuietCtx
+from .protocol import Ctx
 from .sim import Simulator, State
 
 
@@ -45,11 +47,135 @@ class Outcome:
     # The numbers of the touched processes' states (``Transitions.numbers``), in the order of
     # ``touched``.
     numbers: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
+    # (``Transitions.step_fast`` only) the numbers of all the successor's process states, the
+    # numbers of its messages' contents (aligned with ``state.messages``), and what reached it
+    # (parent state, its nums, cnums, unfinished, the event): ``violations`` is None until
+    # ``Transitions.judge`` fills it in.
+    nums: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
+    cnums: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
+    origin: tuple | None = field(default=None, compare=False, repr=False)
+    # (``step_fast``) the event's local identity: its message content's number or its id
+    # (one per fairness label, ``explorer.driver.label``); None when the step was not local.
+    ident: Any = field(default=None, compare=False, repr=False)
 
     @property
     def waiting(self) -> frozenset:
         """Alias of ``unfinished`` (the name before the ``unfinished`` hook)."""
         return self.unfinished
+
+
+_SIM = Ctx.sim          # the slot holding a Ctx's simulator (``_WatchCtx`` shadows the name)
+
+
+def _set_sim(ctx: Ctx, sim: Any) -> None:
+    _SIM.__set__(ctx, sim)
+
+
+def _get_sim(ctx: Ctx) -> Any:          # a handler looked at the global state: not local
+    s = _SIM.__get__(ctx)
+    s.watch_ok = False
+    return s
+
+
+class _WatchCtx(_QuietCtx):
+    """A quiet Ctx that notes whether the step read or wrote anything but its own process
+    (``sim.watch_i``): reading ``ctx.sim`` or another process's state, writing another's, or
+    reporting a violation clears ``sim.watch_ok``. Only steps that keep it are memoised."""
+
+    __slots__ = ()
+
+    sim = property(_get_sim, _set_sim)
+
+    def __init__(self, sim: Any) -> None:
+        super().__init__(sim)
+        # ``Ctx`` binds the simulator's effect methods into its slots; watch them instead
+        self.get = self._get
+        self.put = self._put
+        self.send = self._send
+        self.request = self._request
+        self.enter_cs = self._enter_cs
+        self.exit_cs = self._exit_cs
+        self.cancel = self._cancel
+        self.violation = self._violation
+
+    @property
+    def config(self) -> Any:
+        return _SIM.__get__(self).config
+
+    @property
+    def variant(self) -> str:
+        return _SIM.__get__(self).variant
+
+    @property
+    def step(self) -> int:
+        return _SIM.__get__(self).step_no
+
+    def has(self, feature: str) -> bool:
+        s = _SIM.__get__(self)
+        return s.protocol.has(s.variant, feature)
+
+    def _own(self, pid: str) -> Any:
+        s = _SIM.__get__(self)
+        if s.index.get(pid) != s.watch_i:
+            s.watch_ok = False
+        return s
+
+    def _get(self, pid: str) -> Any:
+        s = self._own(pid)
+        return s.procs[s.index[pid]]
+
+    def _put(self, pid: str, state: Any) -> None:
+        self._own(pid)._put(pid, state)
+
+    def _send(self, src: str, dst: str, kind: str, body: Any = None) -> Message:
+        return self._own(src)._send(src, dst, kind, body)
+
+    def _request(self, pid: str) -> None:
+        self._own(pid)._request(pid)
+
+    def _enter_cs(self, pid: str, resources: Any = ()) -> None:
+        self._own(pid)._enter_cs(pid, resources)
+
+    def _exit_cs(self, pid: str) -> None:
+        self._own(pid)._exit_cs(pid)
+
+    def _cancel(self, pid: str) -> None:
+        self._own(pid)._cancel(pid)
+
+    def _violation(self, text: str) -> None:
+        s = _SIM.__get__(self)
+        s.watch_ok = False
+        s._violation(text)
+
+
+class _NeedSim(Exception):
+    """A protocol's ``violations`` read something a ``_View`` does not have."""
+
+
+class _View:
+    """What ``protocol.violations(sim)`` reads of a simulator, for a stored state, without
+    loading it: process states, messages in flight, critical sections, waiting, config. Any
+    other attribute raises ``_NeedSim`` (then the full simulator is used, see ``judge``)."""
+
+    __slots__ = ("procs", "pids", "index", "config", "capacity", "protocol", "variant",
+                 "fifo", "cs", "waiting", "crashed", "_st")
+
+    def load(self, st: State) -> None:
+        self._st = st
+        self.procs = st.procs
+        self.cs = dict(st.cs) if st.cs else {}
+        self.waiting = {w[0]: (w[1], w[2]) for w in st.waiting} if st.waiting else {}
+        self.crashed = st.crashed
+
+    @property
+    def inflight(self) -> dict:
+        return {m.seq: m for m in self._st.messages}
+
+    def proc(self, pid: str) -> Any:
+        return self.procs[self.index[pid]]
+
+    def __getattr__(self, name: str) -> Any:
+        raise _NeedSim(name)
 
 
 class Transitions:
@@ -73,6 +199,18 @@ class Transitions:
         self._current: State | None = self.initial
         self._base_of: State | None = None
         self._base: Working = ()
+        # Message contents (src, dst, kind, body) by number, each content's channel by number
+        # and whether delivering it is progress: ``content_number``.
+        self._cnum: dict[tuple, int] = {}
+        self._contents: list[tuple] = []
+        self.channel_of: list[int] = []
+        self._chans: dict[tuple[str, str], int] = {}
+        self._prog: list[bool] = []
+        # The memoised fast path (``step_fast``): see "Local transitions" below.
+        f = self._sim.faults
+        self.memo = fast and not (f is not None and getattr(f, "any", False))
+        if self.memo:
+            self._init_memo()
 
     # ---------------------------------------------------------------- what the search reads
     @property
@@ -195,3 +333,347 @@ class Transitions:
     def violations(self) -> tuple[str, ...]:
         """The protocol's own safety predicates on the loaded state (sorted)."""
         return tuple(sorted(self._sim.protocol.violations(self._sim)))
+
+    # ---------------------------------------------------------------- local transitions
+    # A search applies the same few hundred *local* transitions (one message content delivered
+    # to one process state, one action of one process state) millions of times, in different
+    # global states. A step is local when its handler reads and writes only its own process
+    # (``_WatchCtx`` watches it) and reports no violation: its effect (the process's new state,
+    # the messages sent, its own critical-section and waiting entries) then depends only on
+    # the event, that process's state and its own cs / waiting entries, so ``step_fast``
+    # records it the first time (on the lean simulator) and replays it on stored tuples after
+    # that, without loading anything. Process states and message contents are named by number
+    # (``nums``, ``cnums``): the process numbers are the lean simulator's (and the keyer's).
+    # What is not local, or meets a capacity conflict, or a protocol whose ``violations``
+    # reads more than ``_View`` offers, takes the lean simulator as before.
+
+    def _init_memo(self) -> None:
+        sim = self._sim
+        sim._ctx = _WatchCtx(sim)
+        sim.watch_i = -1
+        sim.watch_ok = True
+        self._index = sim.index
+        self._effects: dict[tuple, tuple] = {}
+        self._dev: dict[tuple[int, int], Event] = {}
+        self._msg: dict[tuple[int, int], Message] = {}
+        self._acts_of = sim._events_of     # per process index: state number -> action events
+        self._hasprog: list[dict[int, bool]] = [{} for _ in sim.pids]
+        self._checks = sim.monitors._checks
+        self._viewing = True
+        v = self._view = _View()
+        v.pids, v.index, v.config = sim.pids, sim.index, sim.config
+        v.capacity, v.protocol, v.variant, v.fifo = sim.capacity, sim.protocol, sim.variant, \
+            sim.fifo
+        self._capacity = sim.capacity
+        self._state_of: list[Any] = []    # process state number -> the state (``unpack``)
+        self._extras: dict[tuple, int] = {}
+        self._extra_list: list[tuple] = []
+        self.slow = 0                      # transitions that took the lean simulator
+        # Whether ``violations`` can be judged on a ``_View`` (else a search that judges
+        # violations should not take the fast path: each step would be redone on the lean
+        # simulator).
+        self.viewable = True
+        if self._checks:
+            v.load(self.initial)
+            try:
+                sim.protocol.violations(v)
+            except _NeedSim:
+                self.viewable = self._viewing = False
+
+    def content_number(self, content: tuple) -> int:
+        """The number of a message content (src, dst, kind, body), given when first met (a
+        key function may share it, see ``explorer.keys.Keyer``)."""
+        n = self._cnum.get(content)
+        if n is None:
+            n = self._cnum[content] = len(self._cnum)
+            self._contents.append(content)
+            self.channel_of.append(self._chans.setdefault(content[:2], len(self._chans)))
+            self._prog.append(bool(self._sim.protocol.is_progress(Message(0, *content))))
+        return n
+
+    def root_numbers(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``nums`` and ``cnums`` of ``initial`` (memo only)."""
+        sim = self._sim
+        self.load(self.initial)
+        nums = tuple([sim.numbers[p] for p in sim.procs])
+        for p, n in zip(sim.procs, nums, strict=True):
+            self._known(n, p)
+        return nums, tuple([self.content_number(m[1:]) for m in self.initial.messages])
+
+    def load_nums(self, st: State, nums: tuple[int, ...]) -> None:
+        """``load(st)`` for a state of the fast path (its actions looked up by number)."""
+        if self._current is st:
+            return
+        acts = {}
+        for i, n in enumerate(nums):
+            a = self._acts_of[i].get(n)
+            if a:
+                acts[i] = a
+        self._sim.load_with_actions(st, acts)
+        self._current = st
+
+    def events_at(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...]) -> list[Event]:
+        """``enabled()`` of a stored state without loading it: deliveries by message number
+        (FIFO: channel heads), then each process's actions in process order (no faults: the
+        fast path is off when the scenario allows any)."""
+        evs: list[Event] = []
+        msgs = st.messages
+        if msgs:
+            dev = self._dev
+            heads = set() if self._sim.fifo else None
+            chan_of = self.channel_of
+            for k, m in enumerate(msgs):
+                cn = cnums[k]
+                if heads is not None:
+                    ch = chan_of[cn]
+                    if ch in heads:
+                        continue
+                    heads.add(ch)
+                key = (m[0], cn)
+                e = dev.get(key)
+                if e is None:
+                    e = dev[key] = Event(f"m{m[0]}", DELIVER, m[2], "", self._prog[cn], m)
+                evs.append(e)
+        acts_of = self._acts_of
+        for i, n in enumerate(nums):
+            a = acts_of[i].get(n)
+            if a:
+                evs.extend(a)
+        return evs
+
+    def stuck_of(self, out: Outcome) -> bool:
+        """``stuck()`` of a fast-path successor: someone unfinished and no progress event."""
+        if not out.unfinished:
+            return False
+        hasprog, acts_of = self._hasprog, self._acts_of
+        for i, n in enumerate(out.nums):
+            h = hasprog[i].get(n)
+            if h is None:
+                h = hasprog[i][n] = any(e.progress for e in acts_of[i].get(n, ()))
+            if h:
+                return False
+        prog = self._prog
+        if self._sim.fifo:
+            heads = set()
+            chan_of = self.channel_of
+            for cn in out.cnums:
+                ch = chan_of[cn]
+                if ch in heads:
+                    continue
+                heads.add(ch)
+                if prog[cn]:
+                    return False
+            return True
+        return not any(prog[cn] for cn in out.cnums)
+
+    def judge(self, out: Outcome) -> tuple[str, ...]:
+        """Fill in ``out.violations`` of a fast-path successor (the protocol's safety
+        predicates on the new state; a replayed step reports none of its own)."""
+        if out.violations is not None:
+            return out.violations
+        if not self._checks:
+            out.violations = ()
+            return ()
+        if self._viewing:
+            v = self._view
+            v.load(out.state)
+            try:
+                bad = self._sim.protocol.violations(v)
+            except _NeedSim:
+                self._viewing = False
+            else:
+                out.violations = tuple(sorted(set(bad))) if bad else ()
+                return out.violations
+        st, nums, cnums, unf, ev = out.origin   # redo the step on the lean simulator
+        out.violations = self._slow(st, nums, cnums, unf, ev, None).violations
+        return out.violations
+
+    def view_of(self, st: State, nums: tuple[int, ...]) -> Simulator:
+        """The simulator loaded with a fast-path state (for hooks that take ``sim``)."""
+        self.load_nums(st, nums)
+        return self._sim
+
+    def step_fast(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
+                  unf: frozenset, ev: Event) -> Outcome:
+        """``step(st, ev)`` on a stored state with its numbers, replaying a recorded local
+        transition when there is one. The outcome carries ``nums`` / ``cnums``; its
+        ``violations`` may be None (``judge`` fills them in when they are needed)."""
+        m = ev.msg
+        msgs = st.messages
+        if m is not None:
+            i = self._index[m[2]]
+            seq = m[0]
+            pos = 0
+            for x in msgs:
+                if x[0] == seq:
+                    break
+                pos += 1
+            ident: Any = cnums[pos]
+        else:
+            i = self._index[ev.pid]
+            pos = -1
+            ident = ev.id
+        pid = self.pids[i]
+        csv = None
+        for c in st.cs:
+            if c[0] == pid:
+                csv = c[1]
+                break
+        w = False
+        for x in st.waiting:
+            if x[0] == pid:
+                w = True
+                break
+        mk = (ident, nums[i], w, csv)
+        eff = self._effects.get(mk)
+        if eff is None:
+            return self._slow(st, nums, cnums, unf, ev, mk)
+        nstate, nnum, sends, scnums, csafter, wafter, entered, unf_i = eff
+        cs = st.cs
+        if entered:
+            # the capacity check of ``_enter_cs`` depends on the others in their CS
+            if cs and self._over(cs, pid, csafter):
+                return self._slow(st, nums, cnums, unf, ev, None)
+            self._sim.monitors.cs_entries += 1
+        procs = st.procs
+        procs = procs[:i] + (nstate,) + procs[i + 1:]
+        nums = nums[:i] + (nnum,) + nums[i + 1:]
+        if pos >= 0:
+            msgs = msgs[:pos] + msgs[pos + 1:]
+            cnums = cnums[:pos] + cnums[pos + 1:]
+        nseq = st.next_seq
+        if sends:
+            new = []
+            mm = self._msg
+            for c, cn in zip(sends, scnums, strict=True):
+                k = (nseq, cn)
+                x = mm.get(k)
+                if x is None:
+                    x = mm[k] = Message(nseq, *c)
+                new.append(x)
+                nseq += 1
+            msgs = msgs + tuple(new)
+            cnums = cnums + scnums
+        if csafter != csv:
+            rest = [c for c in cs if c[0] != pid]
+            if csafter is not None:
+                rest.append((pid, csafter))
+                rest.sort()
+            cs = tuple(rest)
+        waiting = st.waiting
+        if wafter != w:
+            if wafter:
+                waiting = tuple(sorted(waiting + ((pid, 1, self._sim.monitors.cs_entries
+                                                   - entered),)))
+            else:
+                waiting = tuple([x for x in waiting if x[0] != pid])
+        if unf_i != (pid in unf):
+            unf = unf | {pid} if unf_i else unf - {pid}
+        return Outcome(State(procs, msgs, nseq, st.crashed, cs, waiting), None, entered, unf,
+                       None, (i,), (nnum,), nums, cnums, (st, nums, cnums, unf, ev), ident)
+
+    def _over(self, cs: tuple, pid: str, res: tuple) -> bool:
+        cap = self._capacity
+        for r in res:
+            used = 1
+            for p, rr in cs:
+                if p != pid and r in rr:
+                    used += 1
+            if used > cap.get(r, 1):
+                return True
+        return False
+
+    def _slow(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...], unf: frozenset,
+              ev: Event, mk: tuple | None) -> Outcome:
+        """The step on the lean simulator; records its effect under ``mk`` if it was local."""
+        self.slow += 1
+        sim = self._sim
+        self.load_nums(st, nums)
+        i = self._index[ev.pid]
+        sim.watch_i = i if mk is not None else -1
+        sim.watch_ok = True
+        out = self.apply(ev)
+        sim.watch_i = -1
+        out.ident = mk[0] if mk is not None else None
+        child = out.state
+        new_nums = list(nums)
+        for t, n in zip(out.touched, out.numbers, strict=True):
+            new_nums[t] = n
+        out.nums = tuple(new_nums)
+        for t in out.touched:
+            self._known(new_nums[t], child.procs[t])
+        sends = child.messages[len(st.messages) - (ev.msg is not None):]
+        kept = cnums
+        if ev.msg is not None:
+            pos = next(k for k, x in enumerate(st.messages) if x[0] == ev.msg[0])
+            kept = cnums[:pos] + cnums[pos + 1:]
+        out.cnums = kept + tuple([self.content_number(x[1:]) for x in sends])
+        if mk is not None and sim.watch_ok and not out.violations:
+            self._remember(st, ev, i, mk, out, sends)
+        return out
+
+    def _remember(self, st: State, ev: Event, i: int, mk: tuple, out: Outcome,
+                  sends: tuple) -> None:
+        """Record the effect of a local step, after checking it is one (only process i
+        changed, only its message taken, sends in order, no crash, others' entries kept)."""
+        child = out.state
+        pid = self.pids[i]
+        if any(t != i for t in out.touched) or child.crashed != st.crashed:
+            return
+        n_kept = len(st.messages) - (ev.msg is not None)
+        kept = tuple(x for x in st.messages if ev.msg is None or x[0] != ev.msg[0])
+        if child.messages[:n_kept] != kept or any(
+                x[0] != st.next_seq + k for k, x in enumerate(sends)) or \
+                child.next_seq != st.next_seq + len(sends):
+            return
+        if [c for c in st.cs if c[0] != pid] != [c for c in child.cs if c[0] != pid] or \
+                [x for x in st.waiting if x[0] != pid] != \
+                [x for x in child.waiting if x[0] != pid]:
+            return
+        csafter = dict(child.cs).get(pid)
+        wafter = any(x[0] == pid for x in child.waiting)
+        self._effects[mk] = (child.procs[i], out.nums[i], tuple(x[1:] for x in sends),
+                             out.cnums[n_kept:], csafter, wafter, out.entered_cs,
+                             pid in out.unfinished)
+
+    # ---------------------------------------------------------------- stored compactly
+    def _known(self, n: int, state: Any) -> None:
+        lst = self._state_of
+        if n >= len(lst):
+            lst.extend([None] * (n + 1 - len(lst)))
+        lst[n] = state
+
+    def pack(self, out: Outcome) -> bytes:
+        """A fast-path successor as bytes, for a search's frontier: its process-state numbers,
+        next message number, (crashed, cs, waiting) by number, then each message's number and
+        content number. ``unpack`` gives back an equal ``State`` with its ``nums``/``cnums``."""
+        st = out.state
+        ex = (st.crashed, st.cs, st.waiting)
+        e = self._extras.get(ex)
+        if e is None:
+            e = self._extras[ex] = len(self._extra_list)
+            self._extra_list.append(ex)
+        vals = [*out.nums, st.next_seq, e]
+        for m, cn in zip(st.messages, out.cnums, strict=True):
+            vals.append(m[0])
+            vals.append(cn)
+        return array("i", vals).tobytes()
+
+    def unpack(self, blob: bytes) -> tuple[State, tuple[int, ...], tuple[int, ...]]:
+        a = array("i")
+        a.frombytes(blob)
+        k = len(self.pids)
+        nums = tuple(a[:k])
+        state_of = self._state_of
+        crashed, cs, waiting = self._extra_list[a[k + 1]]
+        seqs, cnums = a[k + 2::2], tuple(a[k + 3::2])
+        mm, contents = self._msg, self._contents
+        msgs = []
+        for seq, cn in zip(seqs, cnums, strict=True):
+            key = (seq, cn)
+            m = mm.get(key)
+            if m is None:
+                m = mm[key] = Message(seq, *contents[cn])
+            msgs.append(m)
+        st = State(tuple([state_of[n] for n in nums]), tuple(msgs), a[k], crashed, cs, waiting)
+        return st, nums, cnums
