@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from .rooms_fixtures import REDIS, Member, RedisServer, start_room, uvicorn_server
+from .test_ws import run_async
 
 pytestmark = pytest.mark.skipif(not __import__("os").path.exists(REDIS),
                                 reason="needs Debian's redis-server (scripts/test.sh installs it)")
@@ -179,7 +180,7 @@ def test_the_first_commands_after_a_restart_do_not_fail(redis_server: RedisServe
         finally:
             await bus.close()
 
-    asyncio.run(main())
+    run_async(main)     # in a thread: Playwright's loop may be running in this one
 
 
 def stored(redis_server: RedisServer, code: str) -> dict[str, Any] | None:

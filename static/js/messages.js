@@ -220,9 +220,12 @@ function declutter(layer) {
   const kept = [];
   const vb = svg.viewBox && svg.viewBox.baseVal;
   const px = vb && vb.width && svg.clientWidth ? Math.max(vb.width / svg.clientWidth, vb.height / svg.clientHeight) : 1;   // user units per pixel
-  // a label must not hide another message's shape either
+  // a label must not hide another message's shape either, nor lie on a node's body
   const shapes = Array.from(layer.children).filter((g) => g.children[1])
     .map((g) => [g, g.children[1].getBoundingClientRect()]);
+  for (const c of svg.querySelectorAll(".layer.nodes > g > .body")) {
+    shapes.push([null, c.getBoundingClientRect()]);
+  }
   const gs = Array.from(layer.children).filter((g) => g.__lab)
     .sort((a, b) => (b.__m && b.__m.deliverable ? 1 : 0) - (a.__m && a.__m.deliverable ? 1 : 0));
   for (const g of gs) {
