@@ -4,7 +4,8 @@ SQLite treats the first frame whose checksum fails as the end of the log and sil
 everything after it, so a damaged or half-truncated ``-wal`` file loses every link written after
 the damage, and the server would start as if nothing happened. :func:`wal_problem` finds such
 damage before SQLite opens the database: a frame of the current log (same salts) that fails its
-checksum, intact frames after a bad one, or a log cut in the middle of a frame.
+checksum, intact frames after a bad one, or a log cut in the middle of a frame (but not the
+lone frame header a process killed between SQLite's two writes of a frame leaves).
 (Format: https://www.sqlite.org/fileformat2.html#walformat — 32-byte header, then frames of a
 24-byte header and one page, each checksummed cumulatively.)
 """
@@ -65,5 +66,11 @@ def wal_problem(wal: Path) -> str | None:
                        else ""))
         good += 1
     if rest and good == whole:
+        tail = raw[HEADER + whole * size:]
+        if rest == FRAME_HEADER and tail[8:16] == struct.pack(">2I", salt1, salt2):
+            # SQLite writes a frame's header and its page in two writes: a process killed
+            # between them (kill -9 in a burst) leaves this header alone. Its transaction never
+            # committed, so no answered write is in it, and SQLite drops it: not damage.
+            return None
         return f"it ends in the middle of frame {whole} (cut short: {rest} stray bytes)"
     return None

@@ -630,6 +630,31 @@ def test_a_damaged_wal_stops_start_up_and_says_what_to_do(tmp_path: Path) -> Non
     assert out.returncode == 0 and json.loads(out.stdout)["links"] == kept
 
 
+def test_a_lone_frame_header_left_by_kill_9_is_not_damage(tmp_path: Path) -> None:
+    """SQLite writes a frame's 24-byte header, then its page: killed in between, the log ends in
+    that header (seen in the kill -9 burst test). Its transaction never committed, so starting
+    is safe and every stored link is there; a header of another log, or more stray bytes, is
+    still damage."""
+    path = tmp_path / store.DB_NAME
+    st = store.LinkStore(path)
+    st._con.execute("PRAGMA wal_autocheckpoint=0")
+    ids = [st.put(json.dumps({"k": k}).encode()) for k in range(20)]
+    wal = path.with_name(path.name + "-wal")
+    data = wal.read_bytes()
+    st._con.close()                                # (closing checkpoints: put the log back)
+    salts = data[16:24]
+    wal.write_bytes(data + b"\0\0\0\x07" + b"\0" * 4 + salts + b"\1" * 8)
+    again = store.LinkStore(path)
+    assert all(again.get(i) is not None for i in ids)
+    again._con.close()
+    wal.write_bytes(data + b"\0" * 24)                            # not this log's salts
+    with pytest.raises(store.StoreError, match="ends in the middle of frame"):
+        store.LinkStore(path)
+    wal.write_bytes(data + b"\0\0\0\x07" + b"\0" * 4 + salts + b"\1" * 12)   # 28 bytes
+    with pytest.raises(store.StoreError, match="ends in the middle of frame"):
+        store.LinkStore(path)
+
+
 def test_unknown_ids_are_rate_limited_per_client(data_dir: Path) -> None:
     from app.limits import Limits
     c = TestClient(create_app(Limits(link_misses_per_minute=3)))
