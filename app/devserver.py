@@ -114,3 +114,15 @@ def servers(data: Path, n: int = 1,
 def server(data: Path, env_extra: dict[str, str] | None = None) -> Iterator[str]:
     with servers(data, 1, env_extra) as (base,):
         yield base
+
+
+def proc_stats(pid: int) -> tuple[int, float]:
+    """(RSS in KiB, user+system CPU seconds) of a process, from /proc: what the benchmarks
+    report of the servers they start."""
+    rss = 0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            rss = int(line.split()[1])
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return rss, (int(fields[11]) + int(fields[12])) / ticks

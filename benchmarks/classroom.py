@@ -36,6 +36,9 @@ from pathlib import Path
 import websockets
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.devserver import proc_stats  # noqa: E402
 
 
 def free_port() -> int:
@@ -44,15 +47,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def proc_stats(pid: int) -> tuple[int, float]:
-    """(RSS in KiB, user+system CPU seconds) of a process, from /proc."""
-    rss = 0
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            rss = int(line.split()[1])
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return rss, (int(fields[11]) + int(fields[12])) / ticks
 
 
 def big(n: int) -> dict:

@@ -46,22 +46,13 @@ import websockets
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.devserver import free_port, running  # noqa: E402
+from app.devserver import free_port, proc_stats, running  # noqa: E402
 
 STEP_RE = re.compile(r'"step":(\d+)')
 HASH_RE = re.compile(r'"state_hash":"([0-9a-f]+)"')
 SCENARIO = "datta-stress"
 
 
-def proc_stats(pid: int) -> tuple[int, float]:
-    """(RSS in KiB, user+system CPU seconds) of a process, from /proc."""
-    rss = 0
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            rss = int(line.split()[1])
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return rss, (int(fields[11]) + int(fields[12])) / ticks
 
 
 DEFLATE = True     # --no-deflate: uvicorn --ws-per-message-deflate false
