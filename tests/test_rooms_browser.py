@@ -45,25 +45,37 @@ def same_as(students: list[Any], teacher: Any) -> None:
             arg=[t["step"], t["hash"], t["total"]])
 
 
-def test_teacher_and_three_students(browser: Any, live_server: str, screenshots: Any) -> None:
-    errors: list[str] = []
-    teacher = new_page(browser, errors)
-    teacher.goto(f"{live_server}/sim/datta-fig3?variant=naive&schedule=&step=0")
-    teacher.wait_for_function("() => document.body.dataset.ready === '1'")
+def start_room_from(teacher: Any) -> str:
+    """Click "start a room" on an open viewer; wait until the teacher drives; the join code."""
     teacher.click("#btn-room")
     teacher.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}/teach$"))
-    assert "key=" not in teacher.url            # the secret left the address bar
     code = teacher.url.rsplit("/", 2)[-2]
-    teacher.wait_for_function("() => document.body.dataset.ready === '1' && "
-                              "document.body.dataset.roomMode === 'drive'")
+    teacher.wait_for_function("() => document.body.dataset.roomMode === 'drive' && "
+                              "document.body.dataset.ready === '1'")
+    return code
 
+
+def join(browser: Any, errors: list[str], live_server: str, code: str, n: int) -> list[Any]:
+    """n students open the join link and follow."""
     students = []
-    for _ in range(3):
+    for _ in range(n):
         s = new_page(browser, errors)
         s.goto(f"{live_server}/r/{code}")
         s.wait_for_function("() => document.body.dataset.roomMode === 'follow' && "
                             "document.body.dataset.ready === '1'")
         students.append(s)
+    return students
+
+
+def test_teacher_and_three_students(browser: Any, live_server: str, screenshots: Any) -> None:
+    errors: list[str] = []
+    teacher = new_page(browser, errors)
+    teacher.goto(f"{live_server}/sim/datta-fig3?variant=naive&schedule=&step=0")
+    teacher.wait_for_function("() => document.body.dataset.ready === '1'")
+    code = start_room_from(teacher)
+    assert "key=" not in teacher.url            # the secret left the address bar
+
+    students = join(browser, errors, live_server, code, 3)
     teacher.wait_for_function("() => document.body.dataset.roomStudents === '3'")
     assert teacher.inner_text("#room-count") == "3 students"
     same_as(students, teacher)
@@ -215,18 +227,8 @@ def test_a_class_experiment(browser: Any, live_server: str, screenshots: Any) ->
     teacher = new_page(browser, errors)
     teacher.goto(f"{live_server}/sim/datta-fig3?variant=naive&schedule=&step=0")
     teacher.wait_for_function("() => document.body.dataset.ready === '1'")
-    teacher.click("#btn-room")
-    teacher.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}/teach$"))
-    code = teacher.url.rsplit("/", 2)[-2]
-    teacher.wait_for_function("() => document.body.dataset.roomMode === 'drive' && "
-                              "document.body.dataset.ready === '1'")
-    students = []
-    for _ in range(3):
-        s = new_page(browser, errors)
-        s.goto(f"{live_server}/r/{code}")
-        s.wait_for_function("() => document.body.dataset.roomMode === 'follow' && "
-                            "document.body.dataset.ready === '1'")
-        students.append(s)
+    code = start_room_from(teacher)
+    students = join(browser, errors, live_server, code, 3)
 
     # the teacher's play speed shows on the followers' sliders
     teacher.evaluate("() => window.allocscope.act.speed(50)")
@@ -308,15 +310,8 @@ def test_the_room_page_gives_the_figure_room(browser: Any, live_server: str,
     teacher.wait_for_function("() => document.body.dataset.ready === '1'")
     teacher.wait_for_timeout(300)
     plain = teacher.evaluate(side)
-    teacher.click("#btn-room")
-    teacher.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}/teach$"))
-    code = teacher.url.rsplit("/", 2)[-2]
-    teacher.wait_for_function("() => document.body.dataset.roomMode === 'drive' && "
-                              "document.body.dataset.ready === '1'")
-    student = new_page(browser, errors)
-    student.goto(f"{live_server}/r/{code}")
-    student.wait_for_function("() => document.body.dataset.roomMode === 'follow' && "
-                              "document.body.dataset.ready === '1'")
+    code = start_room_from(teacher)
+    [student] = join(browser, errors, live_server, code, 1)
     here = st(teacher)["step"]
     for k in (here, 3, 9, 21, 27):
         teacher.evaluate("k => window.allocscope.act.goto(k)", k)
