@@ -235,7 +235,8 @@ class Protocol:
     #: ``permute_message(config, kind, body, mapping) -> body``: the same for a message body.
     permute_message: Callable[..., Any] | None = None
     #: ``forget(config, pids, procs, messages) -> (procs, messages)``: erase values no future
-    #: step reads, for the explorer's keys only (audited during searches).
+    #: step reads, or shift those only read relative to each other (task_game's clocks), for
+    #: the explorer's keys only (audited during searches).
     forget: Callable[..., Any] | None = None
     #: ``por_senders(config) -> {pid: peers}``: who may send to whom (partial-order reduction).
     por_senders: Callable[..., Any] | None = None

@@ -49,7 +49,12 @@ def worst_case(scenario: Any, variant: str | None, metric: str,
     cap = int(bound * _scale(sim, metric)) + 1
     start = sim.state()
     acc0: tuple = ()
-    seen = {(start.key(), acc0): 0}
+    # the explorer's key with the protocol's ``forget`` hook (task_game: relative clocks), so
+    # a blocked task's alarm cycles close here as in ``check``; the hook keeps every event id
+    # and message, so the running counts are those of the unreduced game
+    from ..explorer.keys import Keyer
+    state_key = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, None, forget=True).key
+    seen = {(state_key(start), acc0): 0}
     parent: list[tuple[int, str | None]] = [(-1, None)]
     todo = deque([(start, acc0, 0)])
     best, best_edge = 0.0, (0, None)
@@ -71,7 +76,7 @@ def worst_case(scenario: Any, variant: str | None, metric: str,
                 if v > best:
                     best, best_edge = v, (me, eid)
             nst = sim.state()
-            key = (nst.key(), tuple(sorted(counts.items())))
+            key = (state_key(nst), tuple(sorted(counts.items())))
             if key in seen:
                 continue
             seen[key] = len(parent)

@@ -14,7 +14,6 @@ changes.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import networkx as nx
@@ -22,23 +21,12 @@ import networkx as nx
 EXECUTED = ("ACCESSING", "RELEASING", "LEFT")
 
 
-def relative_clock_key(state: Any, fifo: bool = True) -> Any:
-    """The state's key with every agent's clock made relative to its tasks' alarm-clocks: the
-    guards only compare clock >= alarm-clock and set alarm-clock = clock + Γ, so states equal up
-    to a shift of a clock behave the same; without it a blocked task's alarm cycles make the
-    space infinite (tests/test_task_game.py's every-schedule searches make the same shift), messages
-    numbered away as the explorer's own key does."""
-    from ..explorer.keys import plain_key
-    from ..task_game.data import AgentState, TaskState
-    procs = []
-    for p in state.procs:
-        if isinstance(p, AgentState):
-            p = replace(p, clock=0, alarms=tuple((t, m - p.clock) for t, m in p.alarms))
-        elif isinstance(p, TaskState):
-            off = None if p.alarm_clock is None else p.alarm_clock - p.clock
-            p = replace(p, clock=0, alarm_clock=off)
-        procs.append(p)
-    return plain_key(replace(state, procs=tuple(procs)), fifo)
+def relative_key(sim: Any) -> Any:
+    """The explorer's state key for ``sim`` with the protocol's ``forget`` hook (task_game: its
+    clocks made relative, protocols/task_game/forget.py): without it a blocked task's alarm
+    cycles make the space infinite; messages numbered away as ``check`` does."""
+    from ..explorer.keys import Keyer
+    return Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, None, forget=True).key
 
 
 def crash_search(sc: Any, variant: str, task: str, max_states: int = 200_000,
@@ -73,8 +61,8 @@ def starving(sim: Any, task: str, max_states: int = 200_000,
         marks.append((mask, task in view.crashed))
         return None
 
-    res = search(sim, SearchOptions(max_states=max_states, events=allowed, goal=record, key=lambda st: relative_clock_key(st, sim.fifo),
-                                    violations=False, deadlocks=False, keep_edges=True,
+    res = search(sim, SearchOptions(max_states=max_states, events=allowed, goal=record,
+                                    key=relative_key(sim), violations=False, deadlocks=False, keep_edges=True,
                                     max_seconds=max_seconds))
     g = res.graph
     if res.complete and len(marks) != len(g.parent):   # pragma: no cover - engine contract
