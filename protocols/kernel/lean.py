@@ -208,6 +208,25 @@ class LeanSimulator(Core):
             heads.setdefault((m.src, m.dst), m)
         return sorted(heads.values(), key=lambda m: m.seq)
 
+    random_event = Core._random_listed     # this _refresh keeps no _order (see Core._refresh)
+
+    def enabled(self) -> list[Event]:
+        """``Core.enabled`` with the deliveries found in ``inflight`` (no channel queues)."""
+        evs = self._enabled
+        if evs is not None:
+            return evs
+        evs = self._deliveries()
+        acts = self._acts
+        if len(acts) == 1:
+            evs.extend(*acts.values())
+        elif acts:
+            for i in sorted(acts):
+                evs.extend(acts[i])
+        if self._faulty:
+            evs.extend(self._fault_events(evs))
+        self._enabled = evs
+        return evs
+
     def _deliveries(self) -> list[Event]:
         """One delivery event per deliverable message, as ``Simulator.enabled`` lists them."""
         progress = self.protocol.is_progress

@@ -321,10 +321,19 @@ class Ctx:
 
 
 class QuietCtx(Ctx):
-    """A ``Ctx`` that drops narration: a headless core and a search have no one to read it."""
+    """A ``Ctx`` that drops narration: a headless core and a search have no one to read it.
+    ``config`` is a plain slot, read without a property call (a simulator's config never
+    changes; handlers read it on most steps)."""
 
-    __slots__ = ()
+    __slots__ = ("config",)
+
+    def __init__(self, sim: "Simulator") -> None:
+        super().__init__(sim)
+        _CONFIG.__set__(self, sim.config)   # the slot, also under a subclass's property
 
     def say(self, text: str, pid: str = "", algorithm: str | None = None,
             lines: Sequence[int] = ()) -> None:
         return None
+
+
+_CONFIG = QuietCtx.config
