@@ -26,10 +26,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .core import Core, State
 from .events import DELIVER, ENV, LOCAL, PREFIX, TIMEOUT, Event, Message
 from .monitors import Monitors
-from .protocol import Ctx
-from .sim import Simulator, State
+from .protocol import QuietCtx
+from .sim import Simulator
 
 # The working attributes the lean simulator keeps (the rest of ``Simulator._load``'s are skipped).
 WORKING = ("procs", "inflight", "next_seq", "crashed", "cs", "waiting", "usage", "_acts",
@@ -40,18 +41,11 @@ WORKING = ("procs", "inflight", "next_seq", "crashed", "cs", "waiting", "usage",
 Working = tuple
 
 
-class _QuietCtx(Ctx):
-    """A ``Ctx`` that drops narration: nobody reads it during a search."""
-
-    __slots__ = ()
-
-    def say(self, text: str, pid: str = "", algorithm: str | None = None,
-            lines: Any = ()) -> None:
-        return None
+_QuietCtx = QuietCtx      # the name ``transitions`` imports
 
 
-class LeanSimulator(Simulator):
-    """A ``Simulator`` for state-space search; build it with ``LeanSimulator.adopt(sim)``."""
+class LeanSimulator(Core):
+    """A transition core for state-space search; build it with ``LeanSimulator.adopt(sim)``."""
 
     @classmethod
     def adopt(cls, sim: Simulator) -> "LeanSimulator":

@@ -318,3 +318,13 @@ class Ctx:
             lines: Sequence[int] = ()) -> None:
         # tuple.__new__ skips NamedTuple's Python-level constructor: one per narrated effect.
         self.narration.append(_tuple_new(Narration, (text, pid, algorithm, tuple(lines))))
+
+
+class QuietCtx(Ctx):
+    """A ``Ctx`` that drops narration: a headless core and a search have no one to read it."""
+
+    __slots__ = ()
+
+    def say(self, text: str, pid: str = "", algorithm: str | None = None,
+            lines: Sequence[int] = ()) -> None:
+        return None
