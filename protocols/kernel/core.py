@@ -465,11 +465,6 @@ class Core:
         self._apply(self.event(event_id))
         return ()
 
-    def take(self, ev: Event) -> None:
-        """Apply ``ev``, an event of the current ``enabled()`` (not checked: the caller took it
-        from that list; ``step`` is the checked way, by id)."""
-        self._apply(ev)
-
     def _apply(self, ev: Event) -> Any:
         ctx = self._ctx
         self.step_no += 1
@@ -497,6 +492,11 @@ class Core:
         self._enabled = None
         self.monitors.after_step(ev)
         return ()
+
+    # ``take(ev)``: apply ``ev``, an event of the current ``enabled()`` (not checked: the
+    # caller took it from that list, e.g. ``Scheduler.choose_event``; ``step`` is the checked
+    # way, by id). The step itself, without a call around it.
+    take = _apply
 
     def _settle(self, ctx: Ctx) -> None:
         """Apply the protocol's eager actions (``Protocol.eager``) of the processes this step

@@ -225,6 +225,10 @@ class Simulator(Core):
             self._snapshots[k] = self._snapshot()
         return out
 
+    def take(self, ev: Event) -> tuple[Narration, ...]:
+        """``step(ev.id)``: on a timeline every step is recorded."""
+        return self.step(ev.id)
+
     def _apply(self, ev: Event) -> tuple[Narration, ...]:
         ctx = self._ctx
         ctx.narration = narration = []
