@@ -322,3 +322,22 @@ class Ctx:
             lines: Sequence[int] = ()) -> None:
         # tuple.__new__ skips NamedTuple's Python-level constructor: one per narrated effect.
         self.narration.append(_tuple_new(Narration, (text, pid, algorithm, tuple(lines))))
+
+
+class QuietCtx(Ctx):
+    """A ``Ctx`` that drops narration: a headless core and a search have no one to read it.
+    ``config`` is a plain slot, read without a property call (a simulator's config never
+    changes; handlers read it on most steps)."""
+
+    __slots__ = ("config",)
+
+    def __init__(self, sim: "Simulator") -> None:
+        super().__init__(sim)
+        _CONFIG.__set__(self, sim.config)   # the slot, also under a subclass's property
+
+    def say(self, text: str, pid: str = "", algorithm: str | None = None,
+            lines: Sequence[int] = ()) -> None:
+        return None
+
+
+_CONFIG = QuietCtx.config
