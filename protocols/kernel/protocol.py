@@ -241,6 +241,10 @@ class Protocol:
     por_senders: Callable[..., Any] | None = None
     #: ``por_signature(config, pid, state) -> hashable``: what the monitors read of a process.
     por_signature: Callable[..., Any] | None = None
+    #: ``monitor_writes(config) -> bool``: the protocol's monitor (``violations``) keeps history
+    #: in the state it judges (a ghost field, ``kernel.canon``), so that a search judges each
+    #: state by its own history; no step is then local to its process (``Transitions``).
+    monitor_writes: Callable[..., Any] | None = None
     #: Partial-order reduction on by default in ``allocscope check`` (only where the protocol
     #: argues it cannot livelock, since the reduced search skips livelocks).
     por_default: bool = False
