@@ -127,6 +127,44 @@ def finish(sc: Any, variant: str, prefix: list[str], steps: int = 4000) -> list[
     return list(sim.trace)
 
 
+def chain_crash_point(sc: Any, variant: str) -> Any:
+    """The crash point of erratum S3 built on a ``conflicts`` chain or cycle of 3+ tasks (T1 and
+    T2 share P1, T2 and T3 share P2): T1 and T2 registered and admitted (T1 holds the lower
+    ticket), then T3 registered at the pool it shares with T2, whose admission form is already
+    there, and T1's request queued first at P1; T1 crashes. Each step delivers every message in
+    flight before the next. Returns the simulator just after ``f:crash:T1``."""
+    from ..runner import build
+    sim = build(_crashable(sc), variant)
+    cfg = sim.config
+
+    def drain() -> None:
+        while True:
+            ms = [e.id for e in sim.enabled() if e.id.startswith("m")]
+            if not ms:
+                return
+            sim.step(ms[0])
+
+    def forms(t: str, form: str, pools: tuple[str, ...]) -> None:
+        for p in pools:
+            sim.step(f"a:{t}:{form}:{p}")
+        drain()
+
+    interest = {t: cfg.tasks[t].interest for t in ("T1", "T2", "T3")}
+    for t in ("T1", "T2"):
+        sim.step(f"e:{cfg.tasks[t].agent}:create:{t}")
+    for form in ("register", "admit"):
+        for t in ("T1", "T2"):
+            forms(t, form, interest[t])
+    shared = next(p for p in interest["T3"] if p in interest["T2"])
+    sim.step(f"e:{cfg.tasks['T3'].agent}:create:T3")
+    forms("T3", "register", (shared,))
+    first = next(p for p in interest["T1"] if p in interest["T2"])
+    forms("T1", "request", (first,))
+    forms("T3", "register", tuple(p for p in interest["T3"] if p != shared))
+    sim.step("f:crash:T1")
+    return sim
+
+
 def locality(sc: Any, variant: str, max_states: int = 200_000,
              max_seconds: float | None = None) -> dict[str, Any]:
     """``crash_search`` for every task of ``sc``: the instance's failure locality (the largest
