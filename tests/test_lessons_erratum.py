@@ -36,9 +36,7 @@ def test_every_paper_has_replayable_entries(protocol: str) -> None:
 
 # Entries that describe a behaviour but have no replay yet (issue 18): the list may only shrink.
 # A new entry must bring a replay or a no_replay reason; it cannot be added here silently.
-PENDING = {
-    "kout_tree:G11", "kout_tree:K5",
-}
+PENDING: set[str] = set()
 
 
 def test_every_entry_is_replayable_or_says_why_not() -> None:
