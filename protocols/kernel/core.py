@@ -17,6 +17,7 @@ Same scenario + same events => the same states as ``Simulator`` (``tests/test_ke
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -84,6 +85,11 @@ class Core:
                                  is not Protocol.unfinished else None)
         self._eager_hook = (protocol.eager if type(protocol).eager is not Protocol.eager
                             else None)
+        # The protocol's message hooks when they are not the defaults (label = kind, every
+        # delivery is progress): one call less per send when they are.
+        cls = type(protocol)
+        self._plain_label = cls.message_label is Protocol.message_label
+        self._all_progress = cls.is_progress is Protocol.is_progress
         self.monitors = self._make_monitors()
         self._event_of: dict[tuple[int, Any], Event] = {}
         self._ctx = self._make_ctx()      # one per simulator
@@ -132,7 +138,12 @@ class Core:
         self._touched: set[int] = set()
         self._enabled: list[Event] | None = None
         self._acts: dict[int, tuple[Event, ...]] = {}
-        self._act_ids: dict[str, Event] = {}   # the enabled action events by id (for step)
+        # For ``random_event`` (kept by ``Core._refresh``): the indices of the processes with
+        # enabled actions in ascending order, how many action events there are, and how many
+        # processes have more than one (while none does, the k-th action is found directly).
+        self._order: list[int] = []
+        self._n_acts = 0
+        self._multi = 0
         self._n_progress = 0         # enabled action events with progress (see can_progress)
 
     def state(self) -> State:
@@ -193,9 +204,9 @@ class Core:
 
     def _msg_event(self, m: Message) -> Event:
         proto = self.protocol
-        return _tuple_new(Event, (f"m{m.seq}", DELIVER, m.dst,
-                                  f"{proto.message_label(m)} {m.src}→{m.dst}",
-                                  proto.is_progress(m), m))
+        label = m.kind if self._plain_label else proto.message_label(m)
+        return _tuple_new(Event, (f"m{m.seq}", DELIVER, m.dst, f"{label} {m.src}→{m.dst}",
+                                  True if self._all_progress else proto.is_progress(m), m))
 
     def _request(self, pid: str) -> None:
         if pid not in self.waiting:
@@ -252,13 +263,13 @@ class Core:
     def _refresh(self, i: int) -> None:
         """Recompute the actions of process i (after a step touched it)."""
         acts = self._acts
-        by_id = self._act_ids
         old = acts.pop(i, None)
+        n_old = n_new = 0
         if old is not None:
+            n_old = len(old)
             for e in old:
                 if e.progress:
                     self._n_progress -= 1
-                del by_id[e.id]
         pid = self.pids[i]
         if pid not in self.crashed:
             found = self.protocol.actions(self.config, pid, self.procs[i])
@@ -273,10 +284,17 @@ class Core:
                     if e is None:
                         e = self._action_event(i, pid, a)
                     new.append(e)
-                    by_id[e.id] = e
                     if e.progress:
                         self._n_progress += 1
                 acts[i] = tuple(new)
+                n_new = len(new)
+        if n_new != n_old:
+            if not n_old:
+                insort(self._order, i)
+            elif not n_new:
+                del self._order[bisect_left(self._order, i)]
+            self._n_acts += n_new - n_old
+            self._multi += (n_new > 1) - (n_old > 1)
         self._enabled = None
 
     def _refresh_all(self) -> None:
@@ -289,7 +307,18 @@ class Core:
         evs = self._enabled
         if evs is not None:
             return evs
-        evs = self._deliveries()
+        if self.fifo:                       # _deliveries(), inline: this runs every step
+            events = self._msg_events
+            chan = self._chan
+            if len(chan) == 1:
+                for q in chan.values():
+                    evs = [events[q[0]]]
+            else:
+                heads = [q[0] for q in chan.values()]
+                heads.sort()
+                evs = [events[s] for s in heads]
+        else:
+            evs = list(self._msg_events.values())
         acts = self._acts
         if len(acts) == 1:
             evs.extend(*acts.values())
@@ -300,6 +329,31 @@ class Core:
             evs.extend(self._fault_events(evs))
         self._enabled = evs
         return evs
+
+    def random_event(self, below: Any) -> Event | None:
+        """``enabled()[below(len(enabled()))]`` (None if nothing is enabled), without listing
+        the enabled events when no faults are allowed and no process has two actions: the
+        random scheduler's pick, in time independent of how many processes are idle.
+        ``below(n)`` draws an int in [0, n)."""
+        if self._faulty or self._multi:
+            return self._random_listed(below)
+        fifo = self.fifo
+        n_msgs = len(self._chan) if fifo else len(self._msg_events)
+        n = n_msgs + self._n_acts
+        if not n:
+            return None
+        k = below(n)
+        if k >= n_msgs:
+            return self._acts[self._order[k - n_msgs]][0]
+        if fifo and n_msgs == 1:
+            for q in self._chan.values():
+                return self._msg_events[q[0]]
+        return self._deliveries()[k]
+
+    def _random_listed(self, below: Any) -> Event | None:
+        """``random_event`` on the listed enabled events (any simulator)."""
+        evs = self.enabled()
+        return evs[below(len(evs))] if evs else None
 
     @property
     def faults(self) -> Any:
@@ -359,16 +413,22 @@ class Core:
     def _lookup(self, event_id: Any) -> Event | None:
         """The enabled delivery or action with this id, found without listing ``enabled()``
         (None: not one of those, or not enabled; ``event`` then looks further)."""
-        e = self._act_ids.get(event_id) if isinstance(event_id, str) else None
-        if e is not None or not isinstance(event_id, str) or event_id[:1] != "m":
+        if type(event_id) is not str or len(event_id) < 2:
+            return None
+        if event_id[0] == "m":
+            seq = event_id[1:]
+            if not seq.isdigit():
+                return None
+            e = self._msg_events.get(int(seq))
+            if e is None or (self.fifo and self._chan[(e.msg.src, e.msg.dst)][0] != e.msg.seq):
+                return None
             return e
-        seq = event_id[1:]
-        if not seq.isdigit():
-            return None
-        e = self._msg_events.get(int(seq))
-        if e is None or (self.fifo and self._chan[(e.msg.src, e.msg.dst)][0] != e.msg.seq):
-            return None
-        return e
+        if event_id[1] == ":" and event_id[0] in "aet":
+            i = self.index.get(event_id[2:].partition(":")[0])
+            for e in self._acts.get(i, ()) if i is not None else ():
+                if e.id == event_id:
+                    return e
+        return None
 
     def _not_enabled(self, event_id: Any) -> str:
         ids = self.enabled_ids()
@@ -402,16 +462,8 @@ class Core:
     def step(self, event_id: str) -> tuple:
         """Apply exactly the event ``event_id``; a bad id raises SimError and changes nothing.
         Returns no narration (a core has none): ``()``."""
-        ev = self._act_ids.get(event_id) if type(event_id) is str else None
-        if ev is None:
-            ev = self.event(event_id)
-        self._apply(ev)
+        self._apply(self.event(event_id))
         return ()
-
-    def take(self, ev: Event) -> None:
-        """Apply ``ev``, an event of the current ``enabled()`` (not checked: the caller took it
-        from that list; ``step`` is the checked way, by id)."""
-        self._apply(ev)
 
     def _apply(self, ev: Event) -> Any:
         ctx = self._ctx
@@ -425,18 +477,26 @@ class Core:
                 if self._eager_hook is not None:
                     self._settle(ctx)
         elif kind in _ACTION_KINDS:
-            self.protocol.apply(ctx, ev.pid, ev.id[len(ev.pid) + 3:])
+            pid = ev.pid
+            self.protocol.apply(ctx, pid, ev.id[len(pid) + 3:])
             if self._eager_hook is not None:
                 self._settle(ctx)
         else:
             self._apply_fault(ctx, ev)
         touched = self._touched
-        for i in touched:
-            self._refresh(i)
-        touched.clear()
+        if touched:
+            refresh = self._refresh
+            for i in touched:
+                refresh(i)
+            touched.clear()
         self._enabled = None
         self.monitors.after_step(ev)
         return ()
+
+    # ``take(ev)``: apply ``ev``, an event of the current ``enabled()`` (not checked: the
+    # caller took it from that list, e.g. ``Scheduler.choose_event``; ``step`` is the checked
+    # way, by id). The step itself, without a call around it.
+    take = _apply
 
     def _settle(self, ctx: Ctx) -> None:
         """Apply the protocol's eager actions (``Protocol.eager``) of the processes this step
@@ -516,10 +576,16 @@ class Core:
         the enabled events (a count of the progress actions is kept up to date)."""
         if self._n_progress:
             return True
+        events = self._msg_events
         if self.fifo:
-            events = self._msg_events
-            return any(events[q[0]].progress for q in self._chan.values())
-        return any(e.progress for e in self._msg_events.values())
+            for q in self._chan.values():
+                if events[q[0]].progress:
+                    return True
+            return False
+        for e in events.values():
+            if e.progress:
+                return True
+        return False
 
     def unfinished(self) -> list[str]:
         """The processes that started something they have not finished: waiting, or (not

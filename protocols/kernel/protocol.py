@@ -241,6 +241,10 @@ class Protocol:
     por_senders: Callable[..., Any] | None = None
     #: ``por_signature(config, pid, state) -> hashable``: what the monitors read of a process.
     por_signature: Callable[..., Any] | None = None
+    #: ``monitor_writes(config) -> bool``: the protocol's monitor (``violations``) keeps history
+    #: in the state it judges (a ghost field, ``kernel.canon``), so that a search judges each
+    #: state by its own history; no step is then local to its process (``Transitions``).
+    monitor_writes: Callable[..., Any] | None = None
     #: Partial-order reduction on by default in ``allocscope check`` (only where the protocol
     #: argues it cannot livelock, since the reduced search skips livelocks).
     por_default: bool = False
@@ -321,10 +325,19 @@ class Ctx:
 
 
 class QuietCtx(Ctx):
-    """A ``Ctx`` that drops narration: a headless core and a search have no one to read it."""
+    """A ``Ctx`` that drops narration: a headless core and a search have no one to read it.
+    ``config`` is a plain slot, read without a property call (a simulator's config never
+    changes; handlers read it on most steps)."""
 
-    __slots__ = ()
+    __slots__ = ("config",)
+
+    def __init__(self, sim: "Simulator") -> None:
+        super().__init__(sim)
+        _CONFIG.__set__(self, sim.config)   # the slot, also under a subclass's property
 
     def say(self, text: str, pid: str = "", algorithm: str | None = None,
             lines: Sequence[int] = ()) -> None:
         return None
+
+
+_CONFIG = QuietCtx.config

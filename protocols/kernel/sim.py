@@ -58,6 +58,7 @@ class Simulator(Core):
     # ------------------------------------------------------------------ the global state
     def _load(self, st: State) -> None:
         super()._load(st)
+        self._act_ids: dict[str, Event] = {}   # the enabled action events by id (for step)
         self._phash = [hash((i, s)) for i, s in enumerate(self.procs)]
         self._proc_fp = sum(self._phash) & _MASK
         self._chan_fp: dict[tuple[str, str], int] = {}
@@ -195,6 +196,8 @@ class Simulator(Core):
             by_id[e.id] = e
         self._enabled = None
 
+    random_event = Core._random_listed     # this _refresh keeps no _order (see Core._refresh)
+
     def since(self, event_id: str) -> int:
         """The step at which ``event_id`` became enabled (for the oldest-first scheduler)."""
         return self._since.get(event_id, self.step_no)
@@ -221,6 +224,10 @@ class Simulator(Core):
         if not k % self.snapshot_every and k not in self._snapshots:
             self._snapshots[k] = self._snapshot()
         return out
+
+    def take(self, ev: Event) -> tuple[Narration, ...]:
+        """``step(ev.id)``: on a timeline every step is recorded."""
+        return self.step(ev.id)
 
     def _apply(self, ev: Event) -> tuple[Narration, ...]:
         ctx = self._ctx

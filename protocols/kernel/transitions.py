@@ -11,8 +11,10 @@ none of the timeline (trace, narration, snapshots, metrics, the livelock heurist
     for ev, out in ts.successors(root):
         out.state, out.violations, out.entered_cs, out.unfinished
 
-Every transition starts from "step 0": history a protocol keys by step (kout_tree's legitimacy
-track) stays bounded and is read as if the parent were the start.
+Every transition starts from "step 0": history a protocol keys by step (kout_tree's report
+track) stays bounded and is read as if the parent were the start. History a judgement needs
+lives in the state instead (kout_tree's legitimacy ghost, which its monitor writes after each
+step: ``Protocol.monitor_writes``), so each explored state is judged by its own history.
 """
 
 from __future__ import annotations
@@ -208,7 +210,10 @@ class Transitions:
         self._prog: list[bool] = []
         # The memoised fast path (``step_fast``): see "Local transitions" below.
         f = self._sim.faults
-        self.memo = fast and not (f is not None and getattr(f, "any", False))
+        # A monitor that writes the state (``monitor_writes``) makes no step local.
+        writes = getattr(self._sim.protocol, "monitor_writes", None)
+        self.memo = fast and not (f is not None and getattr(f, "any", False)) and not (
+            writes is not None and writes(self._sim.config))
         if self.memo:
             self._init_memo()
 

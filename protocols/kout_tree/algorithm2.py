@@ -19,6 +19,7 @@ from .state import CTRL, IN, PRIOT, PUSHT, REQ, REST, Ctrl, Proc, count, ctrl_la
 ALG = "2"
 ROLE = "process"
 PROSE = "prose-guards"     # the named feature (config.VARIANT_TABLE) of the prose's reading
+PUSHER_PROSE = "pusher-prose"   # its reading of the pusher's guard (K1), a feature of its own
 
 
 def _releasable(s: Proc) -> bool:
@@ -108,10 +109,10 @@ class Process:
         self._p_pass_pusht(ctx, cfg, pid, q, s)
 
     @receive(PUSHT, title="release RSet on PushT (no PrioT), pass it on", algorithm=ALG,
-             lines=(17, 24), role=ROLE, only=PUSHER, feature=PROSE, over="p_release_on_pusht",
-             when=_pushed_prose, waits=_pushed_prose_waits)
+             lines=(17, 24), role=ROLE, only=PUSHER, feature=PUSHER_PROSE,
+             over="p_release_on_pusht", when=_pushed_prose, waits=_pushed_prose_waits)
     def p_release_on_pusht_prose(self, ctx: Ctx, msg: Message) -> None:
-        """prose-guards (erratum K1): lines 17–18 read ``Prio = ⊥``, as the prose means."""
+        """pusher-prose (erratum K1): lines 17–18 read ``Prio = ⊥``, as the prose means."""
         self.p_release_on_pusht(ctx, msg)
 
     @receive(PUSHT, title="pass the PushT on to q + 1", algorithm=ALG, lines=(24, 24),
