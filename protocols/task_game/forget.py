@@ -43,6 +43,21 @@ def forget(cfg: Any, pids: Sequence[str], procs: tuple, messages: tuple) -> tupl
     return tuple(_relative(p) for p in procs), messages
 
 
+def context(cfg: Any, pids: Sequence[str], procs: tuple, messages: tuple) -> None:
+    """Nothing: each process state is made relative on its own (``forget_parts``)."""
+    return None
+
+
+def forget_proc(cfg: Any, pid: str, p: Any, ctx: None) -> Any:
+    """One process state with its clock made relative (module doc)."""
+    return _relative(p)
+
+
+def forget_content(cfg: Any, content: tuple, ctx: None) -> tuple:
+    """A message unchanged: no message carries a clock."""
+    return content
+
+
 def _since(moment: int | None, clock: int) -> int | None:
     """How far ahead of ``clock`` an alarm is (0 once it has rung; None for ∞)."""
     return INF if moment is INF else max(0, moment - clock)

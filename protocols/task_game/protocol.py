@@ -14,6 +14,7 @@ import networkx as nx
 
 from ..kernel import Setup
 from ..kernel.rules import RuleProtocol
+from . import forget as relative
 from .agents import AgentActions
 from .data import (
     LEFT,
@@ -28,7 +29,6 @@ from .data import (
     build_config,
 )
 from .fields import Fields
-from .forget import forget as relative_clocks
 from .managers import ManagerActions
 from .tasks import TaskActions
 
@@ -141,7 +141,11 @@ class TaskGame(TaskActions, ManagerActions, AgentActions, RuleProtocol):
     def forget(self, config: Config, pids: tuple[str, ...], procs: tuple, messages: tuple):
         """The explorer's key hook: clocks made relative to themselves (forget.py argues why no
         step can tell the difference), so a blocked task's alarm cycles close instead of growing."""
-        return relative_clocks(config, pids, procs, messages)
+        return relative.forget(config, pids, procs, messages)
+
+    # the same per process state (no context, messages unchanged), so the explorer makes each
+    # process state relative once instead of on every global state
+    forget_parts = (relative.context, relative.forget_proc, relative.forget_content)
 
 
 __all__ = ["TaskGame", "NEW", "REGISTERING", "WINNING"]
