@@ -144,15 +144,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if v is not None and v < (0 if opt == "seeds" else 1):
             raise ScenarioError(f"verify: --{opt.replace('_', '-')} must be at least "
                                 f"{0 if opt == 'seeds' else 1}")
+    if args.skip < 0 or (args.first is not None and args.skip >= args.first):
+        raise ScenarioError("verify: --skip must be at least 0 and below --first")
     kw = {"quick": args.quick, "max_states": args.max_states, "seeds": args.seeds,
-          "max_seconds": args.max_seconds, "first": args.first}
+          "max_seconds": args.max_seconds, "first": args.first,
+          "skip": args.skip}
     # a cluster-sized family is not counted up front (that alone takes minutes)
     small = args.count or (not args.first and fam.ci)
     total = sum(1 for _ in tasks(fam, variant, **kw)) if small else None
     if args.count:
         print(total)
         return 0
-    total = total if total is not None else args.first
+    total = total if total is not None else args.first and args.first - args.skip
     show = not args.no_progress and (args.progress or sys.stderr.isatty())
     rows: list[dict] = []
     counts = {"ok": 0, "limit": 0, "counterexample": 0}
@@ -294,6 +297,8 @@ def _verify_parsers(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--seeds", type=int, help="random schedules per instance (default: family's)")
     f.add_argument("--quick", action="store_true", help="only the family's CI subset")
     f.add_argument("--first", type=int, help="only the first N instances")
+    f.add_argument("--skip", type=int, default=0,
+                   help="leave out the first N instances (with --first: a slice)")
     f.add_argument("--count", action="store_true", help="print the number of instances")
     f.add_argument("--list", action="store_true", help="list the families")
     f.add_argument("--workers", type=int, help="local processes (default: all cores)")

@@ -204,3 +204,36 @@ def test_worst_case_waiting_time_is_searched_over_every_schedule():
     assert sim.monitors.cs_entries == 1 and "r" in sim.waiting
     small = worst_case(sc, "no-controller", "waiting_time", 50)
     assert small["result"] == "limit" and small["stopped"] == "max_states"
+
+
+def test_worst_case_coterie_messages_per_request_covers_every_random_run():
+    from protocols.coterie.charging import charged_run
+    from protocols.verify.bounds import worst_case
+    fam = fams.get("coterie", "small")
+    assert fam.worst == "messages_per_request"
+    x = next(i for i in fams.instances(fam) if i.name == "u1:r1[1] u2:r1r2[2]")
+    sc = parse(x.scenario)
+    wc = worst_case(sc, "full", "messages_per_request", 20_000)
+    assert wc["result"] == "ok" and wc["bound"] == 1 and not wc["capped"]
+    # every seeded run's charged counts lie within the searched extremes (the search covers
+    # every schedule, random ones included)
+    q = {u: len(sc_q[0]) for u, sc_q in charged_run(sc, "full", "random", 0)[1].config.Q.items()}
+    for seed in range(8):
+        charges, _ = charged_run(sc, "full", "random", seed)
+        for (u, _ts), c in charges.items():
+            assert sum(c.values()) <= wc["max_messages"]
+            assert sum(c.values()) / (4 * q[u]) >= wc["min_over_best"]
+    assert wc["min_over_best"] == 1.0            # Section 6's best case 4|q|, met exactly
+    assert wc["max_messages"] > 4 * max(q.values())   # contention costs more than 4|q|
+    cut = worst_case(sc, "full", "messages_per_request", 100)
+    assert cut["result"] == "limit" and cut["max"] <= wc["max"]
+
+
+def test_cli_verify_runs_a_slice_of_a_family():
+    out = cli("verify", "coterie", "--family", "small", "--skip", "5", "--seeds", "0",
+              "--max-states", "2000", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)["rows"]
+    assert [r["index"] for r in rows] == [5, 6]
+    out = cli("verify", "coterie", "--family", "small", "--skip", "3", "--first", "3")
+    assert out.returncode == 2 and "--skip" in out.stderr

@@ -28,25 +28,29 @@ def charged_run(sc: Any, variant: str = "full", kind: str | None = None,
     cause: dict[tuple[str, str], tuple] = {}      # (member, preempted) -> preempting request
 
     def charge(sim: Simulator, info: StepInfo) -> None:
-        ev = info.event
         for seq in range(info.first_seq, sim.next_seq):
             m = sim.inflight.get(seq)
             if m is None:
                 continue
-            if m.kind == "QUERY":
-                req = (m.src, m.body)
-            elif m.kind in ("LOCK", "UNLOCK"):
-                req = (m.src, sim.proc(m.src).req.ts)
-            elif m.kind == "RESPONSE":
-                req = (m.dst, sim.proc(m.src).mem.T)
-            elif m.kind == "PREEMPT":
-                req = (ev.msg.src, ev.msg.body)
-                cause[(m.src, m.dst)] = req
-            else:  # RETURN
-                req = cause[(m.dst, m.src)]
-            c = charges.setdefault(req, {})
+            c = charges.setdefault(charged_to(sim, info.event, m, cause), {})
             c[m.kind] = c.get(m.kind, 0) + 1
 
     run.drive(charge)     # stops where `allocscope run` stops (a monitor firing, the budget)
     sim = run.sim
     return charges, sim
+
+
+def charged_to(sim: Simulator, ev: Any, m: Any, cause: dict[tuple[str, str], tuple]) -> tuple:
+    """The request (process, QUERY stamp) that message ``m``, just sent by event ``ev``, is
+    charged to; ``cause`` remembers each PREEMPT's preempting request for its RETURN."""
+    if m.kind == "QUERY":
+        return (m.src, m.body)
+    if m.kind in ("LOCK", "UNLOCK"):
+        return (m.src, sim.proc(m.src).req.ts)
+    if m.kind == "RESPONSE":
+        return (m.dst, sim.proc(m.src).mem.T)
+    if m.kind == "PREEMPT":
+        req = (ev.msg.src, ev.msg.body)
+        cause[(m.src, m.dst)] = req
+        return req
+    return cause[(m.dst, m.src)]          # RETURN

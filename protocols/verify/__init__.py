@@ -17,11 +17,14 @@ from .runner import run_tasks, verify_instance
 
 def tasks(fam: Family, variant: str, *, quick: bool = False, max_states: int | None = None,
           seeds: int | None = None, max_seconds: float | None = None,
-          first: int | None = None) -> Iterator[dict[str, Any]]:
-    """The picklable task of each instance (``first``: only that many, for a taste)."""
+          first: int | None = None, skip: int = 0) -> Iterator[dict[str, Any]]:
+    """The picklable task of each instance (``first``: only that many, for a taste; ``skip``:
+    not the first ``skip``, so a long family can be run in slices with stable indices)."""
     for i, inst in enumerate(iter_instances(fam, quick=quick)):
         if first is not None and i >= first:
             return
+        if i < skip:
+            continue
         yield {"index": i, "name": inst.name, "scenario": inst.scenario, "variant": variant,
                "max_states": max_states or fam.max_states,
                "seeds": fam.seeds if seeds is None else seeds, "steps": fam.steps,

@@ -34,6 +34,10 @@ def summary(rows: list[dict[str, Any]], fam: Any, variant: str, seconds: float,
                              "searched": len(worst),
                              "max": max((w["max"] for w in exact), default=None),
                              "over_bound": sum(1 for w in exact if w["over_bound"])}
+        if any("max_messages" in w for w in exact):
+            out["worst_case"]["max_messages"] = max(w["max_messages"] for w in exact)
+            ends = [w["min_over_best"] for w in exact if w["min_over_best"] is not None]
+            out["worst_case"]["min_over_best"] = min(ends, default=None)
     dists = [r["faulty"]["max_distance"] for r in rows if "max_distance" in r.get("faulty", {})]
     if dists:
         out["max_failure_distance"] = max(dists)
@@ -58,6 +62,9 @@ def table(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
             wc = r["worst"]
             rnd += (f"; worst {wc['metric']} {'≥ ' if wc['result'] == 'limit' else ''}"
                     f"{wc['max']} (bound {wc['bound']:g})")
+            if "max_messages" in wc:
+                rnd += (f", {wc['max_messages']} messages at most, ≥ "
+                        f"{wc['min_over_best']} × 4|q| at every end")
         out.write(f"{r['instance']:{w}}  {r['states']:>9}  {res:<28}  {r['seconds']:>8.2f}  "
                   f"{rnd}\n")
 
