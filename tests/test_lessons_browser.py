@@ -35,7 +35,7 @@ def _answer(page: Any, kind: str, value: str) -> None:
     if kind == "choice":
         page.click(f".choice[data-choice='{value}']")
     elif kind == "node":
-        page.locator(f"#view g.node[data-id='{value}']").click()
+        page.locator(f"#view g.node[data-id='{value}'] .body").click()   # its shape, not the group's centre
     else:
         page.locator(f"#view g.msg[data-id='{value}'] .msg-shape").click()
 
