@@ -258,6 +258,11 @@ class LeanSimulator(Core):
         self._touched.clear()
         self._enabled = None
         self.monitors.after_step(ev)
+        if self._touched:       # the monitor kept history in the state (Protocol.monitor_writes)
+            self.touched = tuple(sorted(set(self.touched) | self._touched))
+            self.touched_numbers = tuple([self._refresh(i) for i in self.touched])
+            self._touched.clear()
+            self._enabled = None
         return ()
 
     take = _apply

@@ -4,9 +4,11 @@ The explorer's ``check`` answers safety and liveness questions and keeps its gra
 so this module runs its own breadth-first search over pairs (global state, the metric's running
 counts), through the kernel's public ``Simulator`` (``state``, ``restore``, ``enabled``,
 ``step``). A running count is capped one above the bound, so the product stays finite and a
-count past the bound is still seen. When the search is exhausted, ``max`` is the worst case
-over all schedules, with a schedule reaching it; otherwise the answer is ``limit`` and ``max``
-only a lower bound of the worst case.
+count past the bound is still seen. Global states are told apart as the explorer's plain keys
+tell them apart (messages without their numbers: per channel in order if FIFO, as a multiset if
+not), so two interleavings of sends on different channels are one state. When the search is
+exhausted, ``max`` is the worst case over all schedules, with a schedule reaching it; otherwise
+the answer is ``limit`` and ``max`` only a lower bound of the worst case.
 
 Metrics:
 - ``waiting_time``: for each request, the critical-section entries by other processes between
@@ -56,7 +58,13 @@ def worst_case(scenario: Any, variant: str | None, metric: str,
     cap = int(bound * _scale(sim, metric)) + 1
     start = sim.state()
     acc0: tuple = ((), ()) if metric == "messages_per_request" else ()
-    seen = {(start.key(), acc0): 0}
+    # the explorer's key (``plain_key``'s identity) after the protocol's ``forget`` hook
+    # (task_game: relative clocks), so a blocked task's alarm cycles close here as in
+    # ``check``; the hook is a bisimulation that keeps every event and message, so the running
+    # counts are those of the unreduced game
+    from ..explorer.keys import Keyer
+    state_key = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, None, forget=True).key
+    seen = {(state_key(start), acc0): 0}
     parent: list[tuple[int, str | None]] = [(-1, None)]
     todo = deque([(start, acc0, 0)])
     best, best_edge = 0.0, (0, None)
@@ -84,7 +92,7 @@ def worst_case(scenario: Any, variant: str | None, metric: str,
                 if v > best:
                     best, best_edge = v, (me, ev.id)
             nst = sim.state()
-            key = (nst.key(), nacc)
+            key = (state_key(nst), nacc)
             if key in seen:
                 continue
             seen[key] = len(parent)
