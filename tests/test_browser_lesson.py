@@ -36,7 +36,6 @@ CAPTIONS: dict[str, tuple[str, Any]] = {
     "datta-repeat-stale-noloop": ("say", "stale, dropped"),
     "datta-printed-double-cs": ("monitor", "violation"),
     "datta-printed-shared-resource": ("monitor", "violation"),
-    "datta-printed-token-copy": ("say", "pops C3's strong request"),
     "ricart-agrawala": ("cs", ["p1"]),
     "found-datta-ring-as-printed-second-token": ("monitor", "violation"),
     "found-kout-tree-as-printed-extra-resource-token": ("monitor", "violation"),
