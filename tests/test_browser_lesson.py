@@ -31,6 +31,7 @@ CAPTIONS: dict[str, tuple[str, Any]] = {
     "datta-departure": ("cycle", ["R1", "R2"]),
     "datta-fairness": ("say", "starts the unloop of C1"),
     "datta-printed-done": ("monitor", "deadlock"),
+    "datta-printed-token-copy": ("say", "line 75 pops the oldest copy in Q_token"),
     "datta-prose-remote-unloop": ("monitor", "deadlock"),
     "datta-stress": ("cycle", ["R3", "R7", "R8", "R4"]),
     "datta-repeat-stale-noloop": ("say", "stale, dropped"),
