@@ -43,6 +43,7 @@ CAPTIONS: dict[str, tuple[str, Any]] = {
     "kout-fig1": ("say", "requests 1 unit"),
     "kout-fig2": ("monitor", "deadlock"),
     "kout-fig3": ("monitor", "livelock"),
+    "kout-fig3-printed-guard": ("say", "the pusher makes a release its 1 reserved token"),
     "kout-chaos": ("say", "erases its tokens (reset)"),
     "kout-reset-keeps-prio": ("say", "as printed, Prio stays"),
     "kout-random": ("cycle", ["p1", "p7"]),

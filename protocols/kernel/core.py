@@ -169,6 +169,12 @@ class Core:
     def proc(self, pid: str) -> Any:
         return self.procs[self.index[pid]]
 
+    def put_ghost(self, pid: str, state: Any) -> None:
+        """The one write a monitor may make: a process's state differing only in a ghost field
+        its protocol declares (``Protocol.monitor_writes``, e.g. kout_tree's ``legit``), so that
+        history the monitor judges by lives in the explored state."""
+        self._put(pid, state)
+
     # ------------------------------------------------------------------ effects (via Ctx)
     def _put(self, pid: str, state: Any) -> None:
         i = self.index[pid]

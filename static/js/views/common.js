@@ -257,7 +257,7 @@ function drawQueueTable(stage, rows, nodes, ctx) {
   const y0 = Math.max(ctx.top != null ? ctx.top + 14 * k : -Infinity, mid - (rows.length * ROW_H * k) / 2);
   keyed(stage.queues, rows, (row) => `row|${row.n.id}`,
     () => el("g", { class: "queue qrow" }),
-    (g, row, i) => {
+    (g, row) => {
       g.replaceChildren();
       const h = 17 * k;
       g.setAttribute("transform", `translate(${x0.toFixed(1)},${(y0 + rows.indexOf(row) * ROW_H * k).toFixed(1)})`);
