@@ -21,5 +21,10 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev]'
 
+# Two pytest workers (pytest-xdist), one per core of a CI machine: most tests keep one core
+# busy, so one worker left the second idle. --dist loadfile sends each test file whole to one
+# worker, so module fixtures and in-file order are as in a serial run; each worker has its own
+# session fixtures (server, chromium, redis, Dask cluster) on free loopback ports and its own
+# temporary folders. Extra arguments come after and win: `-n 0` runs serially.
 # pytest exits 5 when it collected no test: that is a failure here, never masked.
-exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+exec .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile "$@"

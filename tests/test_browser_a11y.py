@@ -35,7 +35,7 @@ def _log_tab(pg: Any) -> None:
 
 
 def _inspect(pg: Any) -> None:
-    pg.click('#view .node[data-id="c"]')
+    pg.click('#view .node[data-id="c"] .body')   # (the group's middle may be its detail lines)
     pg.wait_for_selector("#inspector .guards, #inspector table, #inspector dl")
 
 

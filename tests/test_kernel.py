@@ -429,3 +429,30 @@ def test_headless_core_checks_ids_and_keeps_no_timeline():
     assert core.step("e:p0:request") == ()
     assert not hasattr(core, "trace") and not hasattr(core, "_snapshots")
     assert core.waiting == {"p0": (1, 0)}
+
+
+def test_no_module_outside_the_kernel_touches_its_private_names() -> None:
+    """Issue 15: the kernel's private methods and attributes (``_put``, ``_touched``, …) are
+    used only inside protocols/kernel/; everything else goes through its public API."""
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    private: set[str] = set()
+    for p in (root / "protocols" / "kernel").glob("*.py"):
+        text = p.read_text()
+        private |= set(re.findall(r"def (_[a-z]\w*)\(self", text))
+        private |= set(re.findall(r"self\.(_[a-z]\w*)\s*[:=]", text))
+    assert {"_put", "_touched", "_send"} <= private          # the scan sees the kernel's names
+    hits = []
+    for folder in ("protocols", "app", "benchmarks", "tests"):
+        for p in sorted((root / folder).rglob("*.py")):
+            rel = p.relative_to(root).as_posix()
+            if rel.startswith("protocols/kernel/") or rel == "tests/test_kernel.py":
+                continue
+            text = p.read_text()
+            local = set(re.findall(r"self\.(_[a-z]\w*)\s*[:=,]", text))  # the file's own
+            for n, line in enumerate(text.splitlines(), 1):
+                for m in re.finditer(r"\b(\w+)\.(_[a-z]\w*)\b", line):
+                    if m.group(1) != "self" and m.group(2) in private - local:
+                        hits.append(f"{rel}:{n}: {m.group(0)}")
+    assert hits == []

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import protocols.verify.families as fams
+from app.cli import main
 from protocols.scenario import parse
 from protocols.verify import tasks, verify
 from protocols.verify.families.kout_tree import rooted_trees
@@ -68,7 +69,8 @@ def test_coterie_structures_are_taken_up_to_renaming():
     assert sum(1 for n in names if n.count("r1r2") == 0 and "r2" in n) == 1
 
 
-def test_a_counterexample_is_found_saved_and_replays(tmp_path):
+def test_a_counterexample_is_found_saved_and_replays(tmp_path, capsys):
+    # the console entry (python -m app.cli): its exit code and JSON on stdout
     out = cli("verify", "datta_ring", "--family", "two", "--variant", "naive", "--quick",
               "--seeds", "2", "--workers", "1", "--save", str(tmp_path), "--json")
     assert out.returncode == 1, out.stderr
@@ -78,9 +80,9 @@ def test_a_counterexample_is_found_saved_and_replays(tmp_path):
     assert s["ok"] + s["limit"] + s["counterexample"] == s["instances"]
     ce = next(c for c in s["counterexamples"] if c["instance"] == "m2 no token C1:R1R2 C2:R2R1")
     assert ce["kind"] == "deadlock" and ce["found_by"] == "explorer"
-    run = cli("run", ce["file"], "--json")
-    assert run.returncode == 1
-    assert json.loads(run.stdout)["deadlock"] is not None
+    capsys.readouterr()
+    assert main(["run", ce["file"], "--json"]) == 1      # the saved file replays (in-process)
+    assert json.loads(capsys.readouterr().out)["deadlock"] is not None
 
 
 def test_limit_is_reported_as_limit_never_as_ok():
@@ -102,7 +104,6 @@ def test_bad_input_exits_2_naming_it(args, words, capsys, monkeypatch):
     # `python -m app.cli` entry is exercised by the subprocess tests above and below); the
     # unreachable scheduler is given up on after 1 s instead of the CLI's 10 s: the same
     # refused connection, the same error path, nine seconds less waiting
-    from app.cli import main
     from protocols.verify import runner
     monkeypatch.setattr(runner, "CONNECT_TIMEOUT", "1s")
     assert main(["verify", "datta_ring", *args]) == 2
@@ -177,11 +178,10 @@ def test_a_sweep_on_the_cluster_equals_the_local_one(cluster, tmp_path):
     assert a["metrics"] == b["metrics"] and a["outcomes"] == b["outcomes"]
 
 
-def test_cli_verify_takes_a_scheduler_address(cluster, tmp_path):
-    out = cli("verify", "coterie", "--family", "small", "--first", "3", "--seeds", "1",
-              "--max-states", "3000", "--scheduler-address", cluster, "--json")
-    assert out.returncode == 0, out.stderr
-    s = json.loads(out.stdout)["summary"]
+def test_cli_verify_takes_a_scheduler_address(cluster, tmp_path, capsys):
+    assert main(["verify", "coterie", "--family", "small", "--first", "3", "--seeds", "1",
+                 "--max-states", "3000", "--scheduler-address", cluster, "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)["summary"]
     assert s["instances"] == 3 and s["where"] == f"dask {cluster}"
 
 
@@ -229,11 +229,11 @@ def test_worst_case_coterie_messages_per_request_covers_every_random_run():
     assert cut["result"] == "limit" and cut["max"] <= wc["max"]
 
 
-def test_cli_verify_runs_a_slice_of_a_family():
-    out = cli("verify", "coterie", "--family", "small", "--skip", "5", "--seeds", "0",
-              "--max-states", "2000", "--json")
-    assert out.returncode == 0, out.stderr
-    rows = json.loads(out.stdout)["rows"]
+def test_cli_verify_runs_a_slice_of_a_family(capsys):
+    # in-process through main() (two interpreter starts less); the console entry is covered above
+    assert main(["verify", "coterie", "--family", "small", "--skip", "5", "--seeds", "0",
+                 "--max-states", "2000", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
     assert [r["index"] for r in rows] == [5, 6]
-    out = cli("verify", "coterie", "--family", "small", "--skip", "3", "--first", "3")
-    assert out.returncode == 2 and "--skip" in out.stderr
+    assert main(["verify", "coterie", "--family", "small", "--skip", "3", "--first", "3"]) == 2
+    assert "--skip" in capsys.readouterr().err

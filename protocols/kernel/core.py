@@ -91,7 +91,8 @@ class Core:
         self._plain_label = cls.message_label is Protocol.message_label
         self._all_progress = cls.is_progress is Protocol.is_progress
         self.monitors = self._make_monitors()
-        self._event_of: dict[tuple[int, Any], Event] = {}
+        self._event_of: dict[tuple[int, Any], Event] = {}    # Simulator's (process, Action) cache
+        self._events_by_name: list[dict[str, tuple]] = [{} for _ in self.pids]   # Core's
         self._ctx = self._make_ctx()      # one per simulator
         self.step_no = 0
         self._start_timeline()
@@ -168,6 +169,12 @@ class Core:
     def proc(self, pid: str) -> Any:
         return self.procs[self.index[pid]]
 
+    def put_ghost(self, pid: str, state: Any) -> None:
+        """The one write a monitor may make: a process's state differing only in a ghost field
+        its protocol declares (``Protocol.monitor_writes``, e.g. kout_tree's ``legit``), so that
+        history the monitor judges by lives in the explored state."""
+        self._put(pid, state)
+
     # ------------------------------------------------------------------ effects (via Ctx)
     def _put(self, pid: str, state: Any) -> None:
         i = self.index[pid]
@@ -186,7 +193,10 @@ class Core:
         if q is None:
             q = self._chan[c] = deque()
         q.append(seq)
-        self._msg_events[seq] = self._msg_event(m)
+        label = kind if self._plain_label else self.protocol.message_label(m)
+        self._msg_events[seq] = _tuple_new(Event, (
+            f"m{seq}", DELIVER, dst, f"{label} {src}→{dst}",
+            True if self._all_progress else self.protocol.is_progress(m), m))
         return m
 
     def _remove_message(self, m: Message) -> None:
@@ -242,24 +252,6 @@ class Core:
         self.monitors.violation(text)
 
     # ------------------------------------------------------------------ enabled events
-    def _action_event(self, i: int, pid: str, a: Any) -> Event:
-        """One Event per distinct (process, action): ids and labels are not rebuilt for an
-        action that was enabled before (the cache is bounded)."""
-        key = (i, a)
-        cache = self._event_of
-        try:
-            e = cache.get(key)
-        except TypeError:           # an Action with a list in it: not cacheable
-            e = key = None
-        if e is None:
-            if len(cache) >= EVENT_CACHE:
-                cache.clear()
-            e = _tuple_new(Event, (f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
-                                   a.label or a.name, a.progress, None))
-            if key is not None:
-                cache[key] = e
-        return e
-
     def _refresh(self, i: int) -> None:
         """Recompute the actions of process i (after a step touched it)."""
         acts = self._acts
@@ -274,15 +266,20 @@ class Core:
         if pid not in self.crashed:
             found = self.protocol.actions(self.config, pid, self.procs[i])
             if found:
-                cache = self._event_of
+                # This process's last Event per action name, reused while the protocol reports
+                # an equal Action (compared, not hashed: a label is usually a fresh string).
+                mine = self._events_by_name[i]
                 new = []
                 for a in found:
-                    try:
-                        e = cache.get((i, a))
-                    except TypeError:
-                        e = None
-                    if e is None:
-                        e = self._action_event(i, pid, a)
+                    hit = mine.get(a.name)
+                    if hit is not None and hit[0] == a:
+                        e = hit[1]
+                    else:
+                        if len(mine) >= 64:
+                            mine.clear()
+                        e = _tuple_new(Event, (f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
+                                               a.label or a.name, a.progress, None))
+                        mine[a.name] = (a, e)
                     new.append(e)
                     if e.progress:
                         self._n_progress += 1

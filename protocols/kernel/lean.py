@@ -53,7 +53,8 @@ class LeanSimulator(Core):
         lean = cls.__new__(cls)
         skip = set(WORKING) | {"monitors", "trace", "narrations", "_snapshots", "_chan",
                                "_msg_events", "_phash", "_proc_fp", "_chan_fp", "_since",
-                               "_ctx", "_event_of", "_act_ids", "_chan_sum", "_crash_h"}
+                               "_ctx", "_event_of", "_events_by_name", "_act_ids", "_chan_sum",
+                               "_crash_h"}
         for name, value in vars(sim).items():
             if name not in skip:
                 setattr(lean, name, value)

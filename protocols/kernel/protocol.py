@@ -235,7 +235,8 @@ class Protocol:
     #: ``permute_message(config, kind, body, mapping) -> body``: the same for a message body.
     permute_message: Callable[..., Any] | None = None
     #: ``forget(config, pids, procs, messages) -> (procs, messages)``: erase values no future
-    #: step reads, for the explorer's keys only (audited during searches).
+    #: step reads, or shift those only read relative to each other (task_game's clocks), for
+    #: the explorer's keys only (audited during searches).
     forget: Callable[..., Any] | None = None
     #: ``forget_parts = (context, proc, content)``, optional with ``forget``: the same erasure
     #: as ``context(config, pids, procs, messages) -> hashable ctx``, ``proc(config, pid,

@@ -149,7 +149,7 @@ def observe(sim: Any) -> list[str]:
     root = sim.proc(cfg.root)           # its ghost is still the state before the step's
     legit = (root.legit and not fault) or clean_start(sim)
     if legit != root.legit:
-        sim._put(cfg.root, replace(root, legit=legit))
+        sim.put_ghost(cfg.root, replace(root, legit=legit))
     t.set(step, legit, root.myC)
     if legit:
         t.transient.pop(step, None)

@@ -257,7 +257,7 @@ function drawQueueTable(stage, rows, nodes, ctx) {
   const y0 = Math.max(ctx.top != null ? ctx.top + 14 * k : -Infinity, mid - (rows.length * ROW_H * k) / 2);
   keyed(stage.queues, rows, (row) => `row|${row.n.id}`,
     () => el("g", { class: "queue qrow" }),
-    (g, row, i) => {
+    (g, row) => {
       g.replaceChildren();
       const h = 17 * k;
       g.setAttribute("transform", `translate(${x0.toFixed(1)},${(y0 + rows.indexOf(row) * ROW_H * k).toFixed(1)})`);
@@ -363,10 +363,11 @@ function fitViewBox(stage, model, ctx, hooks) {
     // (on a phone the queue rows hang under their nodes, half a row's width each side: less)
     const padX = ctx.r + (model.view.queues.size ? (W < 600 ? 75 : 130) : 50) * k;
     // a layout's box of counters left of the figure (the tree's tokens) gets a margin of its own
-    const padL = Math.max(padX, ctx.r + (hooks.leftBox || 0) * k);
+    const padL = Math.max(padX, ctx.r + (W >= 600 && hooks.leftBox || 0) * k);
     // (queue rows over a node are larger by qf in present mode: coterie-example4's X_u2 row
     // was cut by the top edge)
-    const padTop = ctx.r + (30 + (model.view.queues.size ? 30 * ((ctx.qf || 1) - 1) : 0)) * k, padBottom = ctx.r + (22 + 15 * (lines + 1)) * k;
+    // (a phone's tree puts its counters under it: hooks.leftBox lines of room there instead)
+    const padTop = ctx.r + (30 + (model.view.queues.size ? 30 * ((ctx.qf || 1) - 1) : 0)) * k, padBottom = ctx.r + (22 + 15 * (lines + 1) + (W < 600 && hooks.leftBox ? 30 : 0)) * k;
     let x1 = Math.max(...xs) + padX;
     const y0 = Math.min(...ys) - padTop, y1 = Math.max(...ys) + padBottom;
     if (hooks.queueColumn && hooks.queueColumn(model.view) && W >= 600) {   // room for the queue table
@@ -419,7 +420,8 @@ export function renderView(stage, model, hooks, handlers, state) {
   // Small views get bigger nodes: at least ~20 screen pixels of radius on a projector.
   // Nodes as big as their spacing allows (a third of the distance to the nearest one).
   if (Number.isFinite(stage.near)) ctx.r = Math.max(ctx.r, Math.min(34, stage.near * 0.32));
-  if (n <= 16 && stage.k) ctx.r = Math.max(ctx.r, (present ? 26 : 20) * stage.k);
+  // (never so big that two nodes touch: a 15-process tree on a phone)
+  if (n <= 16 && stage.k) ctx.r = Math.max(ctx.r, Math.min((present ? 26 : 20) * stage.k, (stage.near || Infinity) * 0.45));
   ctx.msgSize = Math.max(ctx.msgSize, n <= 16 && stage.k ? 8 * stage.k : 0);
   ctx.k = stage.k || 1;
   ctx.H = stage.H;

@@ -127,6 +127,12 @@ function relayout(view) {
     const x = n.x, y = n.y;
     n.x = cx + (y - cy) * (n.kind === "resource" ? 1.9 : 0.9);
     n.y = cy - (x - cx) * (n.kind === "resource" ? 1 : 0.95);
+    // a client turned onto the R1–R2 line (the third of three: datta-fairness's C3 sat on R1)
+    // goes below or above it, halfway in
+    if (n.kind !== "resource" && Math.abs(n.y - cy) < 120) {
+      n.y = cy + 260 * (n.x >= cx ? 1 : -1);
+      n.x = cx + (n.x - cx) * 0.5;
+    }
     n.__placed = true; n.__turned = true;
     return n;
   };

@@ -64,13 +64,19 @@ function drawFront(layer, model, ctx) {
     () => el("g", { class: "counters" }),
     (g, rs) => {
       g.replaceChildren();
+      if ((ctx.W || 900) < 600) {
+        // a phone has no margin left of the tree: the counts go under it, three to a line
+        g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r},${Math.max(...ys) + ctx.r + 22 * k})`);
+        for (let i = 0; i < rs.length; i += 3) text(el("text", { y: (i / 3) * 16 * k }, g), rs.slice(i, i + 3).join(" · "));
+        return;
+      }
       // in a margin of its own left of every node (common.js fits leftBox px for it), so that
       // no node's RSet chips or messages run under it
       g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r - LEFT_BOX * k},${Math.min(...ys) - ctx.r})`);
       text(el("text", { class: "counters-title" }, g), "tokens");
       rs.forEach((r, i) => text(el("text", { y: (i + 1) * 16 * k }, g), r));
     },
-    (rs) => rs.join("|") + k);
+    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600));
 }
 
 export default {
