@@ -223,19 +223,21 @@ GOALS = [("naive datta_ring, two clients, same two resources", DATTA_TWO, "naive
          ("coterie Fig. 1", "coterie-fig1", "full", 30_000, 15_000)]
 
 
-def goal_rows(repeat: int) -> list[dict[str, Any]]:
-    """States/s (CPU, best of ``repeat``) and bytes per stored state of the GOALS instances."""
+def goal_rows(repeat: int, memory: bool = True) -> list[dict[str, Any]]:
+    """States/s (CPU, best of ``repeat``) and bytes per stored state of the GOALS instances
+    (``memory`` False: not measured, 0)."""
     out = []
     for label, ref, variant, cap, goal in GOALS:
         sc = scenario(ref)
         res, dt = timed(sc, variant, cap, repeat)
         out.append({"label": label, "variant": variant, "result": res["result"],
                     "states": res["states"], "seconds": dt, "rate": res["states"] / dt,
-                    "bytes": memory_per_state(sc, variant, min(cap, 30_000)), "goal": goal})
+                    "bytes": memory_per_state(sc, variant, min(cap, 30_000)) if memory else 0,
+                    "goal": goal})
     return out
 
 
-def goals_table(repeat: int, baseline: str | None) -> list[str]:
+def goals_table(repeat: int, baseline: str | None, memory: bool = True) -> list[str]:
     """The GOALS rows; with ``baseline`` (an older checkout) measured side by side: each
     repeat runs the baseline's explorer in a subprocess, then this one, under the same load."""
     import json
@@ -253,7 +255,7 @@ def goals_table(repeat: int, baseline: str | None) -> list[str]:
                 f"sys.path.insert(0, {root!r})")
             code = code.replace('if __name__ == "__main__"' + ':\n    main()',
                                 'if __name__ == "__main__":\n    import json\n'
-                                '    print(json.dumps(goal_rows(1)))')
+                                f'    print(json.dumps(goal_rows(1, {memory!r})))')
             res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
             if res.returncode:
                 raise SystemExit(f"{name} ({root}) failed:\n{res.stderr}")
@@ -280,12 +282,14 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", choices=["speed", "reductions", "expect", "goals"])
+    ap.add_argument("--no-memory", action="store_true",
+                    help="goals: states/s only (the tracemalloc runs take longest)")
     ap.add_argument("--baseline", default=None,
                     help="an older checkout: the goals rows measure it side by side")
     a = ap.parse_args()
     parts = {"speed": lambda: speed_table(a.repeat, a.quick),
              "reductions": lambda: reductions_table(a.repeat), "expect": expect_table,
-             "goals": lambda: goals_table(a.repeat, a.baseline)}
+             "goals": lambda: goals_table(a.repeat, a.baseline, not a.no_memory)}
     for name, fn in parts.items():
         if a.only and a.only != name:
             continue
