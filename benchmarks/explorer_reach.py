@@ -64,8 +64,16 @@ def kout(max_states: int, max_seconds: float) -> dict:
             "text": r.text}
 
 
+def _progress(info: dict) -> None:
+    """Every 100,000 states, a line on stderr with the CPU seconds so far (a run stopped by
+    its wall bound on a loaded machine still tells how far it got at what CPU cost)."""
+    print(json.dumps({**info, "cpu_s": round(time.process_time(), 1)}), file=sys.stderr,
+          flush=True)
+
+
 def coterie(max_states: int, max_seconds: float) -> dict:
-    r = check(gallery()["coterie-fig1"], None, max_states, max_seconds=max_seconds)
+    r = check(gallery()["coterie-fig1"], None, max_states, max_seconds=max_seconds,
+              progress=_progress, progress_every=100_000)
     return {"result": r["result"], "states": r["states"], "transitions": r["transitions"],
             "depth": r["depth"], "stopped": r["stopped"]}
 

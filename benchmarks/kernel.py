@@ -9,13 +9,17 @@ Times are CPU seconds of this process (``time.process_time``), best of ``--repea
 rows with that checkout's kernel in a subprocess, interleaved with ours, so that both columns
 come from the same run under the same load.
 
-1. The token ring with 100 processes under the random scheduler, against the same model on
-   SimPy (processes as generators, the token through Stores, random delays standing in for the
+1. The token ring with 100 processes under the random scheduler on the headless kernel
+   (``kernel.core.Core``: the per-step checks on, no timeline; a checkout from before the
+   core/timeline split has only ``Simulator``, which is then measured in its place) and on
+   the ``Simulator`` (core + timeline: trace, narration, snapshots, metrics, livelock memory),
+   against the same model on SimPy (processes as generators, the token through Stores, random delays standing in for the
    random scheduler), for the same number of model events (token deliveries, requests, releases).
    The token ring's own handlers and guards alone, with a context that does nothing (no
    kernel), on the same mix of events: the floor any kernel around this protocol code has.
 2. Time per event at 100 and at 1,000 processes (an idle process must cost nothing per step).
-3. ``goto(k)`` at k = 100,000: restore the nearest snapshot and replay.
+3. ``goto(k)`` at k = 100,000 on the ``Simulator``: restore the nearest snapshot and replay
+   (CPU time too).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from protocols.kernel import make_scheduler  # noqa: E402
 from protocols.runner import build  # noqa: E402
 from protocols.scenario import parse  # noqa: E402
 
-FASTEST = ("kernel", "simpy", "protocol")      # rates: best = highest; the rest are times
+FASTEST = ("kernel", "timeline", "simpy", "protocol")   # rates: best = highest; the rest times
 
 
 def ring(n: int):
@@ -42,9 +46,23 @@ def ring(n: int):
                         "params": {"n": n, "requests": 10**6}}))
 
 
-def ours(n: int, events: int, seed: int = 1) -> float:
+def ours(n: int, events: int, seed: int = 1, headless: bool = True) -> float:
+    """Events per second of the kernel: the headless core stepped by event (the scheduler
+    hands over the ``Event``, ``take`` applies it), or with ``headless=False`` (and on a
+    checkout without a core) the timeline ``Simulator`` stepped by id, as a session does."""
     sim = ring(n)
     sched = make_scheduler("random", seed)
+    try:
+        from protocols.kernel.core import Core
+    except ImportError:           # before the core/timeline split: the simulator was the kernel
+        headless = False
+    if headless:
+        core = Core.of(sim)
+        choose, take = sched.choose_event, core.take
+        t = time.process_time()
+        for _ in range(events):
+            take(choose(core))
+        return events / (time.process_time() - t)
     t = time.process_time()
     for _ in range(events):
         sim.step(sched.choose(sim))
@@ -141,17 +159,18 @@ def goto_time(k: int) -> float:
     for _ in range(k):
         sim.step(sched.choose(sim))
     sim.goto(0)
-    t = time.perf_counter()
+    t = time.process_time()   # CPU time, as the rates: wall time under load is the run queue's
     sim.goto(k - 77)          # not on a snapshot boundary: restore, then replay
-    return (time.perf_counter() - t) * 1000
+    return (time.process_time() - t) * 1000
 
 
 def measure(events: int, repeat: int) -> dict[str, float]:
     """Every row once per repeat, best of the repeats."""
-    rows: dict[str, list[float]] = {"kernel": [], "simpy": [], "protocol": [], "us100": [],
-                                    "us1000": [], "goto": []}
+    rows: dict[str, list[float]] = {"kernel": [], "timeline": [], "simpy": [], "protocol": [],
+                                    "us100": [], "us1000": [], "goto": []}
     for _ in range(repeat):
         rows["kernel"].append(ours(100, events))
+        rows["timeline"].append(ours(100, events, headless=False))
         rows["simpy"].append(simpy_ring(100, events))
         rows["protocol"].append(protocol_only(events))
         rows["us100"].append(1e6 / ours(100, events // 2))
@@ -163,8 +182,10 @@ def measure(events: int, repeat: int) -> dict[str, float]:
 
 def show(name: str, b: dict[str, float], events: int) -> None:
     print(f"{name}: token ring, 100 processes, {events} events, random scheduling")
-    print(f"  allocscope kernel : {b['kernel']:10.0f} events/s")
-    print(f"  SimPy             : {b['simpy']:10.0f} events/s")
+    print(f"  allocscope kernel (headless core) : {b['kernel']:10.0f} events/s")
+    print(f"  Simulator (core + timeline)       : {b['timeline']:10.0f} events/s, "
+          f"{b['timeline'] / b['simpy']:.2f}x SimPy")
+    print(f"  SimPy                             : {b['simpy']:10.0f} events/s")
     print(f"  ratio kernel/SimPy: {b['kernel'] / b['simpy']:.2f}x")
     print(f"  the protocol's own code alone (no kernel): {b['protocol']:10.0f} events/s, "
           f"{b['protocol'] / b['simpy']:.2f}x SimPy")

@@ -15,7 +15,6 @@ Run: ``python benchmarks/task_game.py [--seeds N] [--exhaustive]``.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import statistics
 import sys
 from pathlib import Path
@@ -26,8 +25,8 @@ from protocols.explorer import SearchOptions, search  # noqa: E402
 from protocols.kernel import make_scheduler  # noqa: E402
 from protocols.runner import build, drive  # noqa: E402
 from protocols.scenario import parse  # noqa: E402
-from protocols.task_game.data import AgentState, TaskState  # noqa: E402
 from protocols.task_game.locality import report  # noqa: E402
+from protocols.verify.locality_search import relative_key  # noqa: E402
 
 VARIANTS = ("restricted", "complete", "full")
 
@@ -121,26 +120,15 @@ def locality_table(seeds: int) -> list[str]:
     return rows
 
 
-def _key(state):
-    procs = []
-    for p in state.procs:
-        if isinstance(p, AgentState):
-            p = dataclasses.replace(p, clock=0, alarms=tuple((t, m - p.clock) for t, m in p.alarms))
-        elif isinstance(p, TaskState):
-            off = None if p.alarm_clock is None else p.alarm_clock - p.clock
-            p = dataclasses.replace(p, clock=0, alarm_clock=off)
-        procs.append(p)
-    return (tuple(procs),) + state.key()[1:]
-
-
 def exhaustive(variant: str, budget_s: float) -> str:
     sc = parse({"id": "two", "title": "two tasks, one pool", "protocol": "task_game",
                 "topology": {"agents": ["A1", "A2"], "pools": {"P1": {"agent": "A1", "units": 1}}},
                 "workload": {"tasks": [{"id": "T1", "agent": "A1", "interest": ["P1"]},
                                        {"id": "T2", "agent": "A2", "interest": ["P1"]}]},
                 "params": {"gamma": 1}})
-    res = search(build(sc, variant),
-                 SearchOptions(max_states=10**8, key=_key, violations=False, deadlocks=False,
+    sim = build(sc, variant)
+    res = search(sim,
+                 SearchOptions(max_states=10**8, key=relative_key(sim), violations=False, deadlocks=False,
                                final=lambda v: None if v.protocol.served_all(v) else "stuck",
                                stop_at_first=False, max_seconds=budget_s))
     done = "complete" if res.complete else f"unfinished ({res.result})"

@@ -386,3 +386,46 @@ def test_actions_with_unhashable_fields_step_like_hashable_ones(monkeypatch):
         for a in orig(c, p, s)])
     drive(listy, make_scheduler("random", 4), 60)
     assert listy.trace == plain.trace and listy.state_hash() == plain.state_hash()
+
+
+# ---------------------------------------------------------------- the headless core (issue 15)
+@pytest.mark.parametrize("sid,variant", _gallery_variants())
+def test_headless_core_steps_like_the_simulator(sid, variant):
+    """``Core`` (no timeline) and ``Simulator`` (core + timeline), driven by the same random
+    scheduler, the core by event (``choose_event`` / ``take``) and the simulator by id: the
+    same event ids, the same state hash at every step, the same safety and deadlock findings."""
+    from protocols.kernel.core import Core
+    from protocols.scenario import gallery
+
+    sim = build(gallery()[sid], variant)
+    core = Core.of(sim)
+    a, b = make_scheduler("random", 7), make_scheduler("random", 7)
+    for _ in range(60):
+        assert core.enabled_ids() == sim.enabled_ids()
+        ev = a.choose_event(core)
+        eid = b.choose(sim)
+        if ev is None:
+            assert eid is None
+            break
+        assert ev.id == eid
+        core.take(ev)
+        sim.step(eid)
+        assert core.state_hash() == sim.state_hash()
+        assert core.state() == sim.state()
+    judged = ("violation", "deadlock")
+    assert sorted((k, f.text) for k, f in core.monitors.findings.items() if f.kind in judged) \
+        == sorted((k, f.text) for k, f in sim.monitors.findings.items() if f.kind in judged)
+
+
+def test_headless_core_checks_ids_and_keeps_no_timeline():
+    """``step`` by id refuses an event that is not enabled (SimError, nothing changed), and a
+    core keeps no trace, narration or snapshots: ``step`` narrates nothing."""
+    from protocols.kernel.core import Core
+    core = Core.of(ring(params={"n": 3, "requests": 1}))
+    before = core.state_hash()
+    with pytest.raises(SimError, match="not enabled"):
+        core.step("e:p0:release")
+    assert core.state_hash() == before and core.step_no == 0
+    assert core.step("e:p0:request") == ()
+    assert not hasattr(core, "trace") and not hasattr(core, "_snapshots")
+    assert core.waiting == {"p0": (1, 0)}

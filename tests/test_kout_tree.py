@@ -299,3 +299,61 @@ def test_asynchronous_rounds_are_counted_to_legitimacy():
     assert conv["async_rounds"] == async_rounds(sim, conv["step"]) >= conv["rounds"] >= 1
     assert async_rounds(sim, 0) == 0
     assert async_rounds(sim, conv["step"] // 2) <= conv["async_rounds"]
+
+
+# ---- issue 14 item 6: the explorer judges legitimacy from the state it explores -------------
+
+def _walk(sc, variant: str, schedule: list[str]) -> list[tuple[str, tuple, bool]]:
+    """Each transition of ``schedule`` through the kernel's ``Transitions`` (every one starts
+    from "step 0", as in a search): the event, the violations it reports, the root's ghost."""
+    from protocols.kernel import Transitions
+    sim = build(sc, variant)
+    ts = Transitions(sim)
+    st, out = ts.initial, []
+    for eid in schedule:
+        ev = next(e for e in ts.enabled_in(st) if e.id == eid)
+        o = ts.step(st, ev)
+        st = o.state
+        out.append((eid, o.violations, st.procs[sim.index[sim.config.root]].legit))
+    return out
+
+
+def test_a_fault_ends_legitimacy_on_its_branch_only_so_the_explorer_reports_no_transient():
+    """kout-fig3 with drop faults, ``full``: losing a ResT (f:drop:m0) leaves 2 of 3 units, a
+    transient the controller repairs; the explorer used to read the initial configuration's
+    legitimacy at every transition and reported the next step (m1) as a violation."""
+    import json
+    from pathlib import Path
+
+    from protocols.explorer import check
+    data = json.loads((Path(__file__).parents[1] / "protocols" / "scenarios" / "kout-fig3.json")
+                      .read_text(encoding="utf-8"))
+    sc = parse({**data, "faults": {"drop": True}})
+    steps = _walk(sc, "full", ["f:drop:m0", "m1"])
+    assert [(v, g) for _e, v, g in steps] == [((), False), ((), False)]
+    res = check(sc, "full", max_states=600, livelock_check=False)
+    assert res["result"] == "limit", res["finding"]
+
+
+def test_from_an_arbitrary_start_a_violation_after_legitimacy_is_reported():
+    """A corrupted start (chaos seed 0 on two processes) under ``as-printed``: the controller
+    makes the state legitimate (the root's ghost turns true at step 12), then the root judges a
+    traversal before counting the ResT it holds (K8) and creates a second one, a real violation
+    at step 20. Before, the explorer judged every transition by the start's legitimacy (false),
+    so from an arbitrary start it could never report one."""
+    sc = parse({"id": "t", "title": "t", "protocol": "kout_tree",
+                "params": {"ell": 1, "k": 1, "chaos": {"seed": 0}},
+                "topology": {"root": "r", "children": {"r": ["p1"]}},
+                "workload": {"r": [1], "p1": [1]}, "channels": "fifo"})
+    schedule = ["t:r:TimeOut", "t:r:TimeOut", "t:r:TimeOut", "m1", "e:r:ReleaseCS", "m3",
+                "e:r:request", "m0", "m2", "m4", "m5", "m6", "m7", "m8", "m9", "m10", "m11",
+                "m12", "m13", "m14"]
+    steps = _walk(sc, "as-printed", schedule)
+    ghost = [g for _e, _v, g in steps]
+    assert ghost.index(True) == 11 and all(ghost[11:])
+    assert [k for k, (_e, v, _g) in enumerate(steps) if v] == [19]
+    assert "2 ResT" in steps[19][1][0]
+    sim = build(sc, "as-printed")                  # the kernel's own monitor agrees
+    sim.replay(schedule)
+    assert [f.step for f in sim.monitors.violations()] == [20]
+    assert report(sim)["converged_at"]["step"] == 12

@@ -91,6 +91,15 @@ def test_start_room_api_and_qr(live_server: str) -> None:
     with pytest.raises(urllib.error.HTTPError) as exc:
         urllib.request.urlopen(req, timeout=10)
     assert exc.value.code == 400 and "no gallery scenario 'nope'" in exc.value.read().decode()
+    # an inline scenario over the size limits is refused by name before anything is built
+    wide = {"protocol": "token_ring", "topology": {"n": 3, "extra": list(range(5000))}}
+    req = urllib.request.Request(live_server + "/api/rooms",
+                                 data=json.dumps({"scenario": wide}).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    with pytest.raises(urllib.error.HTTPError) as exc:
+        urllib.request.urlopen(req, timeout=10)
+    assert exc.value.code == 413
+    assert "scenario.topology.extra: 5000 entries" in exc.value.read().decode()
     r = start_room(live_server, scenario="token-ring")
     assert norm_code(r["code"]) == r["code"] and r["secret"] not in r["join_url"]
     with urllib.request.urlopen(live_server + r["qr_url"], timeout=10) as resp:

@@ -4,13 +4,12 @@ under every schedule of small instances (a small breadth-first search written he
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocols.explorer import SearchOptions, search
+from protocols.explorer.keys import Keyer
 from protocols.kernel import make_scheduler
 from protocols.runner import build, drive, run, scheduler_for
 from protocols.scenario import ScenarioError, parse, resolve
@@ -148,20 +147,11 @@ def test_full_executes_every_task_under_the_random_scheduler(data, seed):
 
 
 # ---------------------------------------------------------------------------- every schedule
-def _key(state):
-    """State.key() with the agents' clocks made relative to their tasks' alarm-clocks: guards only
-    compare clock >= alarm-clock and set alarm-clock = clock + Γ, so states equal up to a shift
-    of a clock behave the same (this keeps the searched space finite)."""
-    procs = []
-    for p in state.procs:
-        if isinstance(p, AgentState):
-            p = dataclasses.replace(p, clock=0,
-                                    alarms=tuple((t, m - p.clock) for t, m in p.alarms))
-        elif isinstance(p, TaskState):
-            off = None if p.alarm_clock is None else p.alarm_clock - p.clock
-            p = dataclasses.replace(p, clock=0, alarm_clock=off)
-        procs.append(p)
-    return (tuple(procs),) + state.key()[1:]
+def _key(sim):
+    """The explorer's key with task_game's ``forget`` hook: clocks made relative (guards only
+    compare clock >= alarm-clock and set alarm-clock = clock + Γ; protocols/task_game/forget.py,
+    tests/test_task_game_forget.py), which keeps the searched space finite."""
+    return Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, None, forget=True).key
 
 
 def every_schedule(sim, budget_s: float = 20.0) -> tuple[int, list]:
@@ -174,7 +164,7 @@ def every_schedule(sim, budget_s: float = 20.0) -> tuple[int, list]:
     def unserved(view) -> str | None:
         return None if view.protocol.served_all(view) else "a task never executed"
 
-    res = search(sim, SearchOptions(max_states=10**7, key=_key, violations=False,
+    res = search(sim, SearchOptions(max_states=10**7, key=_key(sim), violations=False,
                                     deadlocks=False, goal=check, final=unserved,
                                     stop_at_first=False, max_seconds=budget_s))
     assert res.complete, f"search unfinished after {res.states} states"

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import offload
+from .. import offload, rawcheck
 from ..commands import EventId
 from ..pages import error_page, protocol_of, templates
 from ..session import Session, SessionError
@@ -47,6 +47,7 @@ def _start_state(body: StartRoom, limits: Any) -> tuple[Session, dict[str, Any] 
     """In a worker thread: the session a new room starts from (a lesson's room opens at its
     chapter's state), and the chapter when it is a lesson's."""
     s = Session(limits)
+    rawcheck.check_scenario(body.scenario, limits, body.schedule)   # as the viewer's load does
     if body.lesson is not None:
         chapter = rounds.lesson_chapter(body.lesson, body.chapter or 0)
         s.load(chapter["scenario"], chapter["variant"], chapter["timeline"], chapter["step"])
@@ -78,7 +79,7 @@ async def start_room(request: Request) -> Response:
                                        _start_state, body, request.app.state.limits)
     except SessionError as exc:
         return _bad(400, str(exc))
-    except offload.WorkError as exc:
+    except (offload.WorkError, rawcheck.RawError) as exc:
         return _bad(413, str(exc))
     secret = new_secret()
     rec = RoomState(code="", secret_hash=secret_hash(secret),

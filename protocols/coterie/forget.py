@@ -37,18 +37,47 @@ def _rows(d: tuple) -> tuple:
 def forget(cfg: Config, pids: Sequence[str], procs: tuple[Proc, ...],
            messages: tuple[Message, ...]) -> tuple[tuple[Proc, ...], tuple[Message, ...]]:
     """``(procs, messages)`` with the values no future step reads erased (module doc)."""
-    finished = {u for u, s in zip(pids, procs, strict=True)
-                if s.req.done == len(cfg.workload[u])}
-    dead = {u for u in finished if procs[pids.index(u)].req.phase == "idle"}
-    all_made = len(finished) == len(pids)
-    rank = tuple(sorted(_stamp_ranks(procs, messages).items())) if all_made else ()
-    out_procs = tuple(_proc(s, all_made or u in dead, rank)
-                      for u, s in zip(pids, procs, strict=True))
+    ctx = context(cfg, pids, procs, messages)
+    out_procs = tuple(forget_proc(cfg, u, s, ctx) for u, s in zip(pids, procs, strict=True))
     out_msgs = []
     for m in messages:
-        body = _body(m.kind, m.body, all_made or m.dst in dead, rank)
+        body = _body(m.kind, m.body, ctx[0] or m.dst in ctx[1], ctx[2])
         out_msgs.append(m if body is m.body else m._replace(body=body))
     return out_procs, tuple(out_msgs)
+
+
+# ``forget`` in three parts, for the explorer's keys (``Protocol.forget_parts``): what the
+# erasure of one process state or one message reads of the rest of the global state is
+# ``context`` — whether every request has been made, who is dead, the stamps' ranks — so
+# the explorer erases each process state and message content once per context, by number.
+
+def context(cfg: Config, pids: Sequence[str], procs: tuple[Proc, ...],
+            messages: tuple[Message, ...]) -> tuple:
+    """(every request made, the dead processes, rule 3's ranks): all ``forget`` reads of the
+    global state besides the process state or message it erases."""
+    dead = []
+    all_made = True
+    for u, s in zip(pids, procs, strict=True):
+        req = s.req
+        if req.done == len(cfg.workload[u]):
+            if req.phase == "idle":
+                dead.append(u)
+        else:
+            all_made = False
+    rank = tuple(sorted(_stamp_ranks(procs, messages).items())) if all_made else ()
+    return all_made, tuple(dead), rank
+
+
+def forget_proc(cfg: Config, u: str, s: Proc, ctx: tuple) -> Proc:
+    """Process u's state erased in context ``ctx``."""
+    return _proc(s, ctx[0] or u in ctx[1], ctx[2])
+
+
+def forget_content(cfg: Config, content: tuple, ctx: tuple) -> tuple:
+    """A message's (src, dst, kind, body) erased in context ``ctx``."""
+    src, dst, kind, body = content
+    new = _body(kind, body, ctx[0] or dst in ctx[1], ctx[2])
+    return content if new is body else (src, dst, kind, new)
 
 
 # The explorer keys millions of global states made of far fewer process states and messages:

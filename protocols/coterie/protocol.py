@@ -21,6 +21,7 @@ from typing import Any
 from ..kernel import ENV, Ctx, Message, Setup
 from ..kernel.rules import RuleProtocol, receive, rule
 from ..kernel.variants import Feature, table
+from . import forget as forgetting
 from . import monitors, view
 from .config import Config, Fields, build, quorum_for, select
 from .forget import forget as forget_dead
@@ -299,6 +300,10 @@ class Coterie(RuleProtocol):
     def forget(self, config: Config, pids: tuple[str, ...], procs: tuple, messages: tuple):
         # Lamport times no future step reads (forget.py), erased for the explorer's keys.
         return forget_dead(config, pids, procs, messages)
+
+    # ``forget`` in parts (context, one process state, one message content), so the explorer
+    # erases each process state and message once per context instead of on every state.
+    forget_parts = (forgetting.context, forgetting.forget_proc, forgetting.forget_content)
 
     # ---- monitors, inspection, view ---------------------------------------------------------
     def violations(self, sim: Any) -> list[str]:

@@ -199,6 +199,9 @@ class Algorithm2:
             if s.HoldingToken:
                 qt = qt[1:]
             self._end_ack(ctx, r, h)
+            if s.HoldingToken and s.Q_token and s.Q_token[0].ClId != h.ClId:
+                ctx.say(f"{r}: line 75 pops the oldest copy in Q_token, which is "
+                        f"{s.Q_token[0].ClId}'s, not {h.ClId}'s (erratum D5)", r, "2", (75, 75))
         else:
             to = q[0].NextResId if q else None
             self._pass_done(ctx, r, h, to)

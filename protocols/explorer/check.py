@@ -113,6 +113,10 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
         result["result"] = stop.kind
         schedule = stop.schedule
         result["finding"] = stop.text or None
+        # the visited set and the kernel's memo are not needed any more: free them before
+        # the confirming replay allocates its own simulator
+        search.seen.clear()
+        ts.drop_memo()
     elif with_livelock:
         lasso = livelock.find(g, bool(getattr(sim.protocol, "livelock_bypass", False)))
         if lasso is not None:

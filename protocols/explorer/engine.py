@@ -114,7 +114,11 @@ class Adjacency:
             self.end.append(-1)
 
     def __setitem__(self, i: int, values: Any) -> None:
-        self.grow(i + 1)
+        if i == len(self.start):        # the usual case: nodes expanded in order
+            self.start.append(-1)
+            self.end.append(-1)
+        else:
+            self.grow(i + 1)
         if self.start[i] < 0:
             self.count += 1
         self.start[i] = len(self.flat)
@@ -245,6 +249,9 @@ class Search:
         self.fast = transitions.memo and (transitions.viewable or not o.violations)
         owner = getattr(key, "__self__", None)
         self.exact = isinstance(owner, Keyer) and not owner.group and not owner.forgets
+        # the key of a fast-path successor: from its parts where the key function allows
+        self.key_of = owner.key_of if isinstance(owner, Keyer) and key == owner.key else \
+            (lambda out: key(out.state, nums=out.nums, cnums=out.cnums))
         self.root_bad = False
         self._node: tuple = ()
 
@@ -263,18 +270,18 @@ class Search:
         self.max_depth = max(self.max_depth, d)
         return i
 
-    def successor(self, st: State, st_key: Key, ev: Event
+    def successor(self, st: State, st_key: Key, ev: Event, known: Key | None = None
                   ) -> tuple[Outcome, Key, int | None, bool, str | None]:
         """Apply ``ev`` to ``st``: the outcome, its key, its node if already seen, whether it
         is a deadlock and what ``goal`` says of it (both judged while the state is loaded, and
-        only for new states)."""
+        only for new states). ``known``: the successor's key, if already worked out."""
         ts = self.ts
         o = self.options
         if self.fast:
             nums, cnums, unf = self._node
             out = ts.step_fast(st, nums, cnums, unf, ev)
             self.graph.transitions += 1
-            k = self.key(out.state, nums=out.nums, cnums=out.cnums)
+            k = self.key_of(out) if known is None else known
             j = self.seen.get(k)
             # A state already stored had no violation when it was stored; with an exact key
             # (no forget, no symmetry) this one is the same state, so need not be judged again.
@@ -342,21 +349,29 @@ class Search:
         # ``Outcome.acts``) so that restoring it is cheaper, and its key (its successors' keys
         # are updated from it, see ``Keyer.key``).
         fast = self.fast
+        # ``queue`` holds node numbers and ``reps``, in step with it, their representatives.
         if fast:
             nums, cnums = ts.root_numbers()
-            reps: dict[int, Any] = {0: (root, nums, cnums, root_key)}
+            reps: deque[Any] = deque([(root, nums, cnums, root_key)])
         else:
-            reps = {0: (root, None, None, root_key)}
+            reps = deque([(root, None, None, root_key)])
         ident_no: dict[Any, int] = {}
         queue: deque[int] = deque([0])
-        take = queue.popleft if o.order == "bfs" else queue.pop
+        take, take_rep = (queue.popleft, reps.popleft) if o.order == "bfs" else \
+            (queue.pop, reps.pop)
         labels = g.labels
         next_report = self.progress_every
         next_poll = 4 * self.progress_every
         keep = self.keep_edges
+        seen = self.seen
+        owner = getattr(self.key, "__self__", None)
+        # Successors already stored are recognised from numbers alone (``successor_key``)
+        # where the key is exact and every event is expanded.
+        quick = fast and self.exact and self.expansion is None
+        encode = owner.encode_parts if quick else None
         while queue:
             i = take()
-            rep = reps.pop(i)
+            rep = take_rep()
             if fast and i:
                 st, nums, cnums = ts.unpack(rep)
                 st_key = None
@@ -388,7 +403,28 @@ class Search:
             codes: list[int] = []
             for ev in events:
                 res = self.cache.pop(ev.id, None) if self.cache else None
-                out, k, j, stuck, goal = res or self.successor(st, st_key, ev)
+                known = None
+                if quick and res is None:
+                    # a replayed local step to a state already stored: its key is all we need
+                    r = ts.successor_key(st, nums, cnums, ev, encode)
+                    if r is not None:
+                        known = r[0]
+                        j = seen.get(known)
+                        if j is not None and (j or not self.root_bad):
+                            g.transitions += 1
+                            if keep:
+                                ident = r[1]
+                                n = ident_no.get(ident)
+                                if n is None:
+                                    lab = label(ev)
+                                    n = labels.get(lab)
+                                    if n is None:
+                                        n = labels[lab] = len(labels)
+                                    ident_no[ident] = n
+                                succ.append(j)
+                                codes.append(n * 4 + 2 * is_fair_demand(ev))
+                            continue
+                out, k, j, stuck, goal = res or self.successor(st, st_key, ev, known)
                 if j is None:          # judged before this expansion added states: look again
                     j = self.seen.get(k)
                 if o.violations and out.violations:
@@ -404,7 +440,7 @@ class Search:
                     if goal and (s := self._found("goal", goal, j, g.path(j))):
                         return s
                     # the frontier keeps fast-path states as bytes (``Transitions.pack``)
-                    reps[j] = ts.pack(out) if fast else (out.state, out.acts, None, k)
+                    reps.append(ts.pack(out) if fast else (out.state, out.acts, None, k))
                     queue.append(j)
                     if self.audit is not None:
                         self.audit(out.state, lambda j=j: g.path(j))

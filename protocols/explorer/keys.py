@@ -101,6 +101,12 @@ class Keyer:
         classes = [list(c) for c in (symmetry or []) if len(c) > 1]
         self.group: list[dict[str, str]] = []
         self._forget = getattr(protocol, "forget", None) if forget else None
+        # ``forget`` in parts (``Protocol.forget_parts``): erasures cached per context number
+        parts = getattr(protocol, "forget_parts", None) if self._forget is not None else None
+        self._parts = tuple(parts) if parts else None
+        self._ctx_no: dict[Any, int] = {}
+        self._fproc: dict[tuple[int, int, int], int] = {}
+        self._fcontent: dict[tuple[int, int], int] = {}
         if classes:
             self._ps = getattr(protocol, "permute_state", None)
             self._pm = getattr(protocol, "permute_message", None)
@@ -163,6 +169,10 @@ class Keyer:
         knows them (``Transitions.step_fast``); ``parent``, ``touched`` and ``numbers`` are
         accepted for callers of the older signature and not needed."""
         if self._forget is not None:
+            if self._parts is not None and not self.group and nums is not None and \
+                    cnums is not None:
+                return self._forgotten_key(st.procs, st.messages, nums, cnums, st.crashed,
+                                           st.cs, st.waiting)
             st = self.forgotten(st)
             nums = cnums = None     # what is dead depends on every process, not just the touched
         if self.group:
@@ -177,29 +187,82 @@ class Keyer:
             cnums = [cn(m[1:]) for m in st.messages]
         return self.encode(nums, cnums, st)
 
+    def key_of(self, out: Any) -> Key:
+        """``key`` of a fast-path successor (``Transitions.step_fast``'s ``Outcome``): without
+        forget or symmetry, straight from its numbers and parts, without building its state."""
+        if self._forget is not None and self._parts is not None and not self.group:
+            return self._forgotten_key(out.s_procs, out.s_msgs, out.nums, out.cnums,
+                                       out.s_crashed, out.s_cs, out.s_waiting)
+        if self._forget is not None or self.group:
+            return self.key(out.state, nums=out.nums, cnums=out.cnums)
+        return self.encode_parts(out.nums, out.cnums, out.s_crashed, out.s_cs, out.s_waiting)
+
+    def _forgotten_key(self, procs: tuple, msgs: tuple, nums: Sequence[int],
+                       cnums: Sequence[int], crashed: frozenset, cs: tuple,
+                       waiting: tuple) -> bytes:
+        """``key`` under ``forget`` from the protocol's ``forget_parts``: the context once per
+        state, then each process state (by its number) and message content (by its number)
+        erased once per context and numbered as ``forgotten`` would number it, so the bytes
+        are those of the whole-state path."""
+        context, one, content = self._parts
+        cfg = self.config
+        ctx = context(cfg, self.pids, procs, msgs)
+        c = self._ctx_no.get(ctx)
+        if c is None:
+            c = self._ctx_no[ctx] = len(self._ctx_no)
+        fp, number, pids = self._fproc, self._number, self.pids
+        fn = []
+        for i, n in enumerate(nums):
+            f = fp.get((i, n, c))
+            if f is None:
+                f = fp[(i, n, c)] = number.setdefault(one(cfg, pids[i], procs[i], ctx),
+                                                      len(number))
+            fn.append(f)
+        fc = []
+        if msgs:
+            fm = self._fcontent
+            for m, cn in zip(msgs, cnums, strict=True):
+                f = fm.get((cn, c))
+                if f is None:
+                    f = fm[(cn, c)] = self._content_number(content(cfg, m[1:], ctx))
+                fc.append(f)
+        return self.encode_parts(fn, fc, crashed, cs, waiting)
+
     def encode(self, nums: Sequence[int], cnums: Sequence[int], st: State) -> bytes:
         """The key's bytes: the process-state numbers, the message-content numbers (sorted for
         unordered channels; FIFO: each channel's queue in turn), then the number of (crashed,
         cs, waiting pids). The number of processes is fixed, so the length tells where the
-        messages end: equal bytes mean equal keys of ``plain_key``. Two bytes a number while
-        all are below 65,535, else a 0xFFFF marker and four bytes each."""
-        msgs = list(cnums)
-        if len(msgs) > 1:
+        messages end: equal bytes mean equal keys of ``plain_key``. One byte a number while all
+        are below 255; else a 0xFF marker and two bytes each while all are below 65,535; else a
+        0xFFFFFF marker and four bytes each (a one-byte key never starts with 0xFF, a two-byte
+        one never with 0xFFFF, so the three forms cannot meet)."""
+        return self.encode_parts(nums, cnums, st.crashed, st.cs, st.waiting)
+
+    def encode_parts(self, nums: Sequence[int], cnums: Sequence[int], crashed: frozenset,
+                     cs: tuple, waiting: tuple) -> bytes:
+        """``encode`` from a state's parts."""
+        if len(cnums) > 1:
             if self.fifo:
-                msgs.sort(key=self._chan_of.__getitem__)
+                msgs = sorted(cnums, key=self._chan_of.__getitem__)
             else:
-                msgs.sort()
-        if st.crashed or st.cs or st.waiting:
-            ex = (st.crashed, st.cs, tuple([w[0] for w in st.waiting]))
+                msgs = sorted(cnums)
+            vals = [*nums, *msgs]
+        else:
+            vals = [*nums, *cnums]
+        if crashed or cs or waiting:
+            ex = (crashed, cs, tuple([w[0] for w in waiting]))
             e = self._extra.get(ex)
             if e is None:
                 e = self._extra[ex] = len(self._extra)
+            vals.append(e)
         else:
-            e = 0
-        vals = [*nums, *msgs, e]
-        if max(vals) < 0xFFFF:
-            return array("H", vals).tobytes()
-        return b"\xff\xff" + array("I", vals).tobytes()
+            vals.append(0)
+        top = max(vals)
+        if top < 0xFF:
+            return bytes(vals)
+        if top < 0xFFFF:
+            return b"\xff" + array("H", vals).tobytes()
+        return b"\xff\xff\xff" + array("I", vals).tobytes()
 
 
 class _Contents:

@@ -113,7 +113,8 @@ def find(g: Graph, bypass: bool = False) -> Lasso | None:
 
 def loop_nodes(g: Graph, lasso: Lasso) -> list[tuple[int, int]]:
     """A cycle from the entry back to it inside the SCC, as (node, edge index) steps, that takes
-    every demanded label once (so repeating it forever is a weakly fair run)."""
+    every demanded label once and every label enabled all along it (so repeating it forever is
+    a weakly fair run)."""
     s = lasso.scc
 
     def internal(i: int):
@@ -155,4 +156,21 @@ def loop_nodes(g: Graph, lasso: Lasso) -> list[tuple[int, int]]:
     if at != lasso.entry or not steps:
         seg = bfs(at, lambda j, c: j == lasso.entry)
         steps += seg
-    return steps
+    # The loop alone must be weakly fair, not only the SCC: an event enabled in every state of
+    # the loop (an EnterCS that stays enabled) but in not every state of S is demanded of the
+    # loop though not of S. For each, add a detour from the entry that takes it inside S or
+    # passes a state of S where it is not enabled (one exists, as it is not demanded of S).
+    def enabled(i: int) -> set[int]:
+        return {c >> 2 for c in g.codes[i] if c & 2}
+
+    while True:
+        always = set.intersection(*[enabled(i) for i, _k in steps])
+        missing = always - {g.codes[i][k] >> 2 for i, k in steps}
+        if not missing:
+            return steps
+        want = min(missing)
+        seg = bfs(lasso.entry, lambda j, c, w=want: c >> 2 == w or w not in enabled(j))
+        i, k = seg[-1]
+        at = g.succ[i][k]
+        back = bfs(at, lambda j, c: j == lasso.entry) if at != lasso.entry else []
+        steps = seg + back + steps

@@ -64,22 +64,29 @@ class Reducer:
         # receivers of q: the processes q may send to (to spread "may become active")
         self.receivers: dict[str, tuple[str, ...]] = {
             q: tuple(p for p in self.pids if q in self.senders[p]) for q in self.pids}
+        self._sets: dict[tuple, list[tuple[str, ...]]] = {}    # ``candidates``' closures
 
     # ---- persistent sets --------------------------------------------------------------------
     def candidates(self, st: State, events: Sequence[Event]) -> list[tuple[str, ...]]:
         """Process sets satisfying condition 1, smallest first, each the closure of one
         process with enabled events (deterministic: pids in scenario order)."""
-        busy = {e.pid for e in events}
-        chans = {(m.src, m.dst) for m in st.messages}
-        out: list[tuple[str, ...]] = []
-        for p in self.pids:
-            if p not in busy:
-                continue
-            S = self._closure(p, busy, chans)
-            if len(S) < len(busy) or not busy <= S:
-                key = tuple(q for q in self.pids if q in S)
-                if key not in out:
-                    out.append(key)
+        busy = frozenset([e.pid for e in events])
+        # the closures depend on who is busy and (FIFO) which channels are non-empty only:
+        # worked out once per such pair
+        chans = frozenset([(m.src, m.dst) for m in st.messages]) if self.fifo else None
+        sets = self._sets.get((busy, chans))
+        if sets is None:
+            sets = []
+            for p in self.pids:
+                if p not in busy:
+                    continue
+                S = self._closure(p, busy, chans or frozenset())
+                if len(S) < len(busy) or not busy <= S:
+                    key = tuple(q for q in self.pids if q in S)
+                    if key not in sets:
+                        sets.append(key)
+            self._sets[(busy, chans)] = sets
+        out = list(sets)
         out.sort(key=lambda S: (sum(e.pid in S for e in events), [self.index[p] for p in S]))
         return out
 
@@ -147,12 +154,20 @@ class Reducer:
 class PartialOrder(Reducer):
     """The reducer as the search engine's expansion plug-in (``SearchOptions.expansion``)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # recorded local effect -> visible (``checked``), for the search's ``Transitions``
+        self._seen: dict[Any, bool] = {}
+        self._ts: Any = None
+
     def expand(self, search: Any, i: int, st: State, st_key: Any,
                events: list[Event]) -> list[Event]:
         """The events to expand at node i: the smallest persistent set that passes the
         conditions above, else all of ``events``. Transitions computed to judge a set are kept
         for the expansion (``Search.trial``), so none is applied twice."""
         depth = search.graph.depth[i]
+        if search.ts is not self._ts:      # effect keys are numbered per ``Transitions``
+            self._ts, self._seen = search.ts, {}
         # Deadlock condition: the set must hold an enabled progress event. With none enabled
         # (only requests, say) no set can, so the state is fully expanded: a deadlock reached
         # from it without the set's requests would keep them enabled, proving nothing.
@@ -164,11 +179,10 @@ class PartialOrder(Reducer):
             ok = True
             for ev in T:
                 out, _k, j, _stuck, _goal = search.trial(st, st_key, ev)
-                self.check_local(st, ev, out.state)
+                vis = self.checked(st, ev, out)
                 if out.violations:        # a real one, whatever the set: report it
                     return [ev]
-                if self.visible(st, ev, out.state) or (j is not None and
-                                                       search.graph.depth[j] <= depth):
+                if vis or (j is not None and search.graph.depth[j] <= depth):
                     ok = False
                     break
             if ok:
@@ -178,5 +192,23 @@ class PartialOrder(Reducer):
                         search.cache.pop(e.id, None)
                 return T
         for ev in events:           # full expansion: check locality on the rest too
-            self.check_local(st, ev, search.trial(st, st_key, ev)[0].state)
+            self.checked(st, ev, search.trial(st, st_key, ev)[0])
         return events
+
+    def checked(self, st: State, ev: Event, out: Any) -> bool:
+        """``check_local`` on the transition, then whether it is ``visible``. A transition that
+        replays a recorded local effect (``Outcome.local``, the kernel's key of that effect)
+        changes exactly what the recorded one changed (its process, from the same state number
+        to the same one, the same critical-section entry, the same sends): both answers are
+        those of the first transition with that effect, so they are worked out once."""
+        mk = out.local
+        if mk is not None:
+            vis = self._seen.get(mk)
+            if vis is not None:
+                return vis
+        child = out.state
+        self.check_local(st, ev, child)
+        vis = self.visible(st, ev, child)
+        if mk is not None:
+            self._seen[mk] = vis
+        return vis

@@ -2,6 +2,9 @@
 
 The serialisation depends only on values: dataclasses by field order, mappings by sorted key,
 sets sorted by their own canonical form. So the same state gives the same bytes in any process.
+A dataclass field marked ``metadata={"ghost": True}`` is left out: a judgement a protocol's
+monitor keeps in the state about its history (kout_tree's legitimacy), not a variable of the
+algorithm, so it neither shows in the inspector nor changes ``state_hash``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ def canon(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out = {"@": type(value).__name__}
         for f in dataclasses.fields(value):
-            out[f.name] = canon(getattr(value, f.name))
+            if not f.metadata.get("ghost"):
+                out[f.name] = canon(getattr(value, f.name))
         return out
     raise TypeError(f"cannot serialise {type(value).__name__} in a simulation state")
 

@@ -1,22 +1,21 @@
-"""An explorer-only simulator: ``Simulator._apply`` minus everything only a timeline reads.
+"""An explorer-only core: ``Core`` with a search's cheap restore and per-state action memo.
 
 The explorer (``protocols/explorer``) restores a stored global state, applies one event and reads
-the resulting ``State``, millions of times. The plain ``Simulator`` also maintains, on every
-step, what the browser and the kernel's own monitors need: per-channel queues and incremental
-fingerprints (the livelock heuristic), when each event became enabled (the oldest-first
-scheduler), human labels for every delivery, narration sentences and message metrics. None of
-that is part of a ``State``, and the explorer reads none of it, so ``LeanSimulator`` skips it:
+the resulting ``State``, millions of times. ``Core`` (the headless kernel) already keeps no
+timeline: no trace, narration, snapshots, metrics, ``since`` book or livelock fingerprints
+(``Simulator`` adds those). ``LeanSimulator`` drops a little more that a search does not read,
+and adds what a search needs (``save``/``resume``, process-state numbers, memoised actions):
 
 - no ``_chan`` queues, no fingerprints (``_phash``, ``_proc_fp``, ``_chan_fp``): FIFO heads are
   found in ``inflight``, which is kept in send order (= message number order);
-- no ``_since`` bookkeeping;
 - delivery events carry an empty label (event ids, kinds, pids, progress flags and messages are
   the plain simulator's);
 - ``Ctx.say`` records nothing (the f-strings a handler builds are still built);
 - sends and deliveries are not counted in the metrics (``Monitors.on_send``/``on_deliver``).
 
 The protocol's handlers, ``actions``, ``violations``, requests, critical-section entries and exits
-run exactly as under ``Simulator.step``; ``tests/test_kernel.py`` checks that both simulators
+run exactly as under ``Simulator.step``; its monitors are a ``Monitors`` in ``lean`` mode, as
+``Transitions`` reads them; ``tests/test_kernel.py`` checks that both simulators
 reach the same states with the same enabled events on random walks through the gallery.
 The timeline API (``step``, ``goto``, ``fingerprint``, ``since``) is not for this class.
 """
@@ -26,10 +25,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .core import Core, State
 from .events import DELIVER, ENV, LOCAL, PREFIX, TIMEOUT, Event, Message
 from .monitors import Monitors
-from .protocol import Ctx
-from .sim import Simulator, State
+from .protocol import QuietCtx
+from .sim import Simulator
 
 # The working attributes the lean simulator keeps (the rest of ``Simulator._load``'s are skipped).
 WORKING = ("procs", "inflight", "next_seq", "crashed", "cs", "waiting", "usage", "_acts",
@@ -40,18 +40,11 @@ WORKING = ("procs", "inflight", "next_seq", "crashed", "cs", "waiting", "usage",
 Working = tuple
 
 
-class _QuietCtx(Ctx):
-    """A ``Ctx`` that drops narration: nobody reads it during a search."""
-
-    __slots__ = ()
-
-    def say(self, text: str, pid: str = "", algorithm: str | None = None,
-            lines: Any = ()) -> None:
-        return None
+_QuietCtx = QuietCtx      # the name ``transitions`` imports
 
 
-class LeanSimulator(Simulator):
-    """A ``Simulator`` for state-space search; build it with ``LeanSimulator.adopt(sim)``."""
+class LeanSimulator(Core):
+    """A transition core for state-space search; build it with ``LeanSimulator.adopt(sim)``."""
 
     @classmethod
     def adopt(cls, sim: Simulator) -> "LeanSimulator":
@@ -60,7 +53,8 @@ class LeanSimulator(Simulator):
         lean = cls.__new__(cls)
         skip = set(WORKING) | {"monitors", "trace", "narrations", "_snapshots", "_chan",
                                "_msg_events", "_phash", "_proc_fp", "_chan_fp", "_since",
-                               "_ctx", "_event_of", "_act_ids", "_chan_sum", "_crash_h"}
+                               "_ctx", "_event_of", "_events_by_name", "_act_ids", "_chan_sum",
+                               "_crash_h"}
         for name, value in vars(sim).items():
             if name not in skip:
                 setattr(lean, name, value)
@@ -93,22 +87,10 @@ class LeanSimulator(Simulator):
         self._enabled = None
         self._acts = {}
 
-    def restore(self, st: State) -> None:
-        self._load(st)
-        self._refresh_all()
-
     def load_with_actions(self, st: State, acts: dict[int, tuple[Event, ...]]) -> None:
         """Make ``st`` current with its processes' enabled actions already known."""
         self._load(st)
         self._acts = dict(acts)
-
-    def state(self) -> State:
-        """``Simulator.state``, skipping the sorts when nobody is in a critical section or
-        waiting (most states of a search)."""
-        cs, waiting = self.cs, self.waiting
-        return State(tuple(self.procs), tuple(self.inflight.values()), self.next_seq,
-                     frozenset(self.crashed), tuple(sorted(cs.items())) if cs else (),
-                     tuple(sorted((p, a, b) for p, (a, b) in waiting.items())) if waiting else ())
 
     def save(self) -> Working:
         """The working attributes, with the enabled events computed once (``resume`` shares
@@ -214,6 +196,25 @@ class LeanSimulator(Simulator):
             heads.setdefault((m.src, m.dst), m)
         return sorted(heads.values(), key=lambda m: m.seq)
 
+    random_event = Core._random_listed     # this _refresh keeps no _order (see Core._refresh)
+
+    def enabled(self) -> list[Event]:
+        """``Core.enabled`` with the deliveries found in ``inflight`` (no channel queues)."""
+        evs = self._enabled
+        if evs is not None:
+            return evs
+        evs = self._deliveries()
+        acts = self._acts
+        if len(acts) == 1:
+            evs.extend(*acts.values())
+        elif acts:
+            for i in sorted(acts):
+                evs.extend(acts[i])
+        if self._faulty:
+            evs.extend(self._fault_events(evs))
+        self._enabled = evs
+        return evs
+
     def _deliveries(self) -> list[Event]:
         """One delivery event per deliverable message, as ``Simulator.enabled`` lists them."""
         progress = self.protocol.is_progress
@@ -257,4 +258,11 @@ class LeanSimulator(Simulator):
         self._touched.clear()
         self._enabled = None
         self.monitors.after_step(ev)
+        if self._touched:       # the monitor kept history in the state (Protocol.monitor_writes)
+            self.touched = tuple(sorted(set(self.touched) | self._touched))
+            self.touched_numbers = tuple([self._refresh(i) for i in self.touched])
+            self._touched.clear()
+            self._enabled = None
         return ()
+
+    take = _apply

@@ -49,7 +49,27 @@ class Finding:
         return d
 
 
-class History:
+class _Findings:
+    """Reading the findings recorded so far (``findings``), up to the current step."""
+
+    findings: dict[tuple[int, str], Finding]
+    sim: Any
+
+    def first(self, kind: str) -> Finding | None:
+        found = [f for f in self.findings.values() if f.kind == kind and f.step <= self.sim.step_no]
+        return min(found, key=lambda f: f.step) if found else None
+
+    def violations(self) -> list[Finding]:
+        return sorted((f for f in self.findings.values()
+                       if f.kind == "violation" and f.step <= self.sim.step_no),
+                      key=lambda f: (f.step, f.text))
+
+    def timeline(self) -> list[dict[str, Any]]:
+        """Every finding recorded, for the timeline's markers."""
+        return [f.as_dict() for f in sorted(self.findings.values(), key=lambda f: (f.step, f.kind))]
+
+
+class History(_Findings):
     """The run's metrics, findings by step and livelock memory (see the module docstring)."""
 
     def __init__(self, sim: "Simulator") -> None:
@@ -146,19 +166,6 @@ class History:
         return self.sim.repetition_key(then) == self.sim.repetition_key(self.sim.state())
 
     # ---------------------------------------------------------------- reading
-    def first(self, kind: str) -> Finding | None:
-        found = [f for f in self.findings.values() if f.kind == kind and f.step <= self.sim.step_no]
-        return min(found, key=lambda f: f.step) if found else None
-
-    def violations(self) -> list[Finding]:
-        return sorted((f for f in self.findings.values()
-                       if f.kind == "violation" and f.step <= self.sim.step_no),
-                      key=lambda f: (f.step, f.text))
-
-    def timeline(self) -> list[dict[str, Any]]:
-        """Every finding of the recorded trace, for the timeline's markers."""
-        return [f.as_dict() for f in sorted(self.findings.values(), key=lambda f: (f.step, f.kind))]
-
     def metrics(self) -> dict[str, Any]:
         rts = [s[2] for s in self.served]
         wts = [s[3] for s in self.served]
@@ -347,6 +354,32 @@ class Monitors(Checks, History):
             if bad:                     # rarely: skip the sort of an empty list otherwise
                 for text in sorted(set(bad)):
                     self.violation(text)
+
+
+class Headless(Checks, _Findings):
+    """The monitors of a headless ``Core``: the per-step checks and their findings, plus the
+    count of critical-section entries (a waiting entry records it); no metrics, no livelock
+    memory (a timeline's)."""
+
+    def __init__(self, sim: Any) -> None:
+        Checks.__init__(self, sim)
+        self.findings: dict[tuple[int, str], Finding] = {}
+        self.cs_entries = 0
+
+    def violation(self, text: str) -> None:
+        """Record a safety violation at the current step."""
+        step = self.sim.step_no
+        self.findings[(step, "violation:" + text)] = Finding(step, "violation", text)
+
+    def on_enter(self, pid: str, resources: tuple[str, ...], served: tuple[int, int] | None,
+                 again: bool, over: list[str]) -> None:
+        """``pid`` entered its critical section (see ``Monitors.on_enter``)."""
+        if again or over:
+            self.check_enter(pid, again, over)
+        self.cs_entries += 1
+
+    # The checks of the step's state are all there is after a step (no livelock memory).
+    after_step = Checks.check_step
 
 
 def _who(unfinished: list[str], waiting: Any, plural: bool = False) -> str:

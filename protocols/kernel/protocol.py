@@ -235,12 +235,22 @@ class Protocol:
     #: ``permute_message(config, kind, body, mapping) -> body``: the same for a message body.
     permute_message: Callable[..., Any] | None = None
     #: ``forget(config, pids, procs, messages) -> (procs, messages)``: erase values no future
-    #: step reads, for the explorer's keys only (audited during searches).
+    #: step reads, or shift those only read relative to each other (task_game's clocks), for
+    #: the explorer's keys only (audited during searches).
     forget: Callable[..., Any] | None = None
+    #: ``forget_parts = (context, proc, content)``, optional with ``forget``: the same erasure
+    #: as ``context(config, pids, procs, messages) -> hashable ctx``, ``proc(config, pid,
+    #: state, ctx) -> state`` and ``content(config, (src, dst, kind, body), ctx) -> content``,
+    #: so the explorer erases each process state and message content once per context.
+    forget_parts: tuple | None = None
     #: ``por_senders(config) -> {pid: peers}``: who may send to whom (partial-order reduction).
     por_senders: Callable[..., Any] | None = None
     #: ``por_signature(config, pid, state) -> hashable``: what the monitors read of a process.
     por_signature: Callable[..., Any] | None = None
+    #: ``monitor_writes(config) -> bool``: the protocol's monitor (``violations``) keeps history
+    #: in the state it judges (a ghost field, ``kernel.canon``), so that a search judges each
+    #: state by its own history; no step is then local to its process (``Transitions``).
+    monitor_writes: Callable[..., Any] | None = None
     #: Partial-order reduction on by default in ``allocscope check`` (only where the protocol
     #: argues it cannot livelock, since the reduced search skips livelocks).
     por_default: bool = False
@@ -318,3 +328,22 @@ class Ctx:
             lines: Sequence[int] = ()) -> None:
         # tuple.__new__ skips NamedTuple's Python-level constructor: one per narrated effect.
         self.narration.append(_tuple_new(Narration, (text, pid, algorithm, tuple(lines))))
+
+
+class QuietCtx(Ctx):
+    """A ``Ctx`` that drops narration: a headless core and a search have no one to read it.
+    ``config`` is a plain slot, read without a property call (a simulator's config never
+    changes; handlers read it on most steps)."""
+
+    __slots__ = ("config",)
+
+    def __init__(self, sim: "Simulator") -> None:
+        super().__init__(sim)
+        _CONFIG.__set__(self, sim.config)   # the slot, also under a subclass's property
+
+    def say(self, text: str, pid: str = "", algorithm: str | None = None,
+            lines: Sequence[int] = ()) -> None:
+        return None
+
+
+_CONFIG = QuietCtx.config

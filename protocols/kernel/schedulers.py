@@ -6,7 +6,7 @@ import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .events import FAULT, SimError
+from .events import FAULT, Event, SimError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .sim import Simulator
@@ -20,6 +20,11 @@ class Scheduler:
     def choose(self, sim: "Simulator") -> str | None:
         """The id of the next event, or None when this scheduler has nothing to pick."""
         raise NotImplementedError
+
+    def choose_event(self, sim: "Simulator") -> Event | None:
+        """The next event itself (for ``Core.take``: no id to look up again), or None."""
+        eid = self.choose(sim)
+        return None if eid is None else sim.event(eid)
 
 
 class Manual(Scheduler):
@@ -41,18 +46,29 @@ class Random(Scheduler):
         self.seed = seed
         self.rng = random.Random(seed)
         self.fault_rate = fault_rate
+        # ``rng.randrange(n)`` for n > 0 is exactly ``rng._randbelow(n)`` (same draws), without
+        # randrange's argument checks: one call per step.
+        self._below = self.rng._randbelow
 
     def choose(self, sim: "Simulator") -> str | None:
+        ev = self.choose_event(sim)
+        return None if ev is None else ev.id
+
+    def choose_event(self, sim: "Simulator") -> Event | None:
+        if not sim._faulty:                         # the usual case: no faults allowed
+            return sim.random_event(self._below)
         evs = sim.enabled()
         if not evs:
             return None
-        if self.fault_rate and evs[-1].kind == FAULT and self.rng.random() < self.fault_rate:
+        if evs[-1].kind != FAULT:
+            return evs[self._below(len(evs))]
+        if self.fault_rate and self.rng.random() < self.fault_rate:
             faults = [e for e in evs if e.kind == FAULT]
-            return faults[self.rng.randrange(len(faults))].id
-        normal = [e for e in evs if e.kind != FAULT] if evs[-1].kind == FAULT else evs
+            return faults[self.rng.randrange(len(faults))]
+        normal = [e for e in evs if e.kind != FAULT]
         if not normal:
             return None
-        return normal[self.rng.randrange(len(normal))].id
+        return normal[self.rng.randrange(len(normal))]
 
 
 class Oldest(Scheduler):

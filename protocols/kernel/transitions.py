@@ -11,14 +11,15 @@ none of the timeline (trace, narration, snapshots, metrics, the livelock heurist
     for ev, out in ts.successors(root):
         out.state, out.violations, out.entered_cs, out.unfinished
 
-Every transition starts from "step 0": history a protocol keys by step (kout_tree's legitimacy
-track) stays bounded and is read as if the parent were the start.
+Every transition starts from "step 0": history a protocol keys by step (kout_tree's report
+track) stays bounded and is read as if the parent were the start. History a judgement needs
+lives in the state instead (kout_tree's legitimacy ghost, which its monitor writes after each
+step: ``Protocol.monitor_writes``), so each explored state is judged by its own history.
 """
 
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass, field
 from typing import Any
 
 from .events import DELIVER, Event, Message
@@ -26,42 +27,95 @@ from .lean import LeanSimulator, Working, _QuietCtx
 from .protocol import Ctx
 from .sim import Simulator, State
 
+_new = object.__new__
+_SET = tuple(State.__dict__[f].__set__ for f in ("procs", "messages", "next_seq", "crashed",
+                                                  "cs", "waiting"))
 
-@dataclass(slots=True)
+
+def make_state(procs: tuple, messages: tuple, next_seq: int, crashed: frozenset, cs: tuple,
+               waiting: tuple) -> State:
+    """``State(...)`` without the frozen dataclass's ``__init__`` (which sets each field through
+    ``object.__setattr__``, several times slower): the slots are filled directly. The result is
+    an ordinary ``State``, equal to and hashing like one built the usual way."""
+    st = _new(State)
+    a, b, c, d, e, f = _SET
+    a(st, procs)
+    b(st, messages)
+    c(st, next_seq)
+    d(st, crashed)
+    e(st, cs)
+    f(st, waiting)
+    return st
+
+
 class Outcome:
-    """What one transition did. Nobody changes one once made; it is not declared frozen only
-    because a frozen dataclass's ``__init__`` costs twice as much, and one is made per
-    transition."""
+    """What one transition did. Nobody changes one once made.
 
-    state: State
-    violations: tuple[str, ...]   # safety findings reported during or after the step
-    entered_cs: bool              # some process entered its critical section
-    unfinished: frozenset         # pids that have not finished afterwards (Simulator.unfinished)
-    # The successor's enabled actions per process index (fast mode only; None otherwise):
-    # handed back to ``load`` when the search expands this state, so that restoring it need not
-    # ask the protocol for every process's actions again. Not part of what a transition *is*.
-    acts: dict[int, tuple[Event, ...]] | None = field(default=None, compare=False, repr=False)
-    # Indices of the processes the step may have changed (fast mode only; None otherwise):
-    # the others kept their states, which lets a key function update the parent's key.
-    touched: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
-    # The numbers of the touched processes' states (``Transitions.numbers``), in the order of
-    # ``touched``.
-    numbers: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
-    # (``Transitions.step_fast`` only) the numbers of all the successor's process states, the
-    # numbers of its messages' contents (aligned with ``state.messages``), and what reached it
-    # (parent state, its nums, cnums, unfinished, the event): ``violations`` is None until
-    # ``Transitions.judge`` fills it in.
-    nums: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
-    cnums: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
-    origin: tuple | None = field(default=None, compare=False, repr=False)
-    # (``step_fast``) the event's local identity: its message content's number or its id
-    # (one per fairness label, ``explorer.driver.label``); None when the step was not local.
-    ident: Any = field(default=None, compare=False, repr=False)
+    ``state``, ``violations``, ``entered_cs`` and ``unfinished`` are what a transition *is*
+    (they alone take part in ``==``); the other slots are the fast path's bookkeeping. A
+    successor made by ``Transitions.step_fast`` keeps the state's parts (``s_procs``,
+    ``s_msgs``, ``s_next``, ``s_crashed``, ``s_cs``, ``s_waiting``) and builds its ``State`` only when read:
+    most successors of a search are states already stored, for which only the key is needed.
+    """
+
+    __slots__ = ("_state", "violations", "entered_cs", "unfinished", "acts", "touched",
+                 "numbers", "nums", "cnums", "origin", "ident", "local", "procs", "s_procs",
+                 "s_msgs", "s_next", "s_crashed", "s_cs", "s_waiting")
+
+    def __init__(self, state: State | None, violations: tuple[str, ...] | None,
+                 entered_cs: bool, unfinished: frozenset,
+                 acts: dict[int, tuple[Event, ...]] | None = None,
+                 touched: tuple[int, ...] | None = None,
+                 numbers: tuple[int, ...] | None = None) -> None:
+        self._state = state
+        self.violations = violations      # safety findings reported during or after the step
+        self.entered_cs = entered_cs      # some process entered its critical section
+        self.unfinished = unfinished      # pids not finished afterwards (Simulator.unfinished)
+        # The successor's enabled actions per process index (fast mode only): handed back to
+        # ``load`` when the search expands this state, so restoring it need not ask the
+        # protocol for every process's actions again.
+        self.acts = acts
+        # Indices of the processes the step may have changed, and the numbers of their new
+        # states (``Transitions.numbers``), in that order (fast mode only).
+        self.touched = touched
+        self.numbers = numbers
+        # (``step_fast``) the numbers of all the successor's process states and of its
+        # messages' contents (aligned with its messages), and what reached it (parent state,
+        # its nums, cnums, unfinished, the event): ``violations`` is None until
+        # ``Transitions.judge`` fills it in.
+        self.nums = self.cnums = self.origin = None
+        # (``step_fast``) the event's local identity (its message content's number or its id,
+        # one per fairness label, ``explorer.driver.label``) and the key of the recorded local
+        # effect it replayed or recorded; None when the step was not local.
+        self.ident = self.local = None
+        if state is not None:
+            self.s_procs, self.s_msgs, self.s_next = state.procs, state.messages, state.next_seq
+            self.s_crashed, self.s_cs, self.s_waiting = state.crashed, state.cs, state.waiting
+
+    @property
+    def state(self) -> State:
+        st = self._state
+        if st is None:
+            st = self._state = make_state(self.s_procs, self.s_msgs, self.s_next,
+                                          self.s_crashed, self.s_cs, self.s_waiting)
+        return st
 
     @property
     def waiting(self) -> frozenset:
         """Alias of ``unfinished`` (the name before the ``unfinished`` hook)."""
         return self.unfinished
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Outcome):
+            return NotImplemented
+        return (self.state, self.violations, self.entered_cs, self.unfinished) == \
+            (other.state, other.violations, other.entered_cs, other.unfinished)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"Outcome(state={self.state!r}, violations={self.violations!r}, "
+                f"entered_cs={self.entered_cs!r}, unfinished={self.unfinished!r})")
 
 
 _SIM = Ctx.sim          # the slot holding a Ctx's simulator (``_WatchCtx`` shadows the name)
@@ -158,18 +212,20 @@ class _View:
     other attribute raises ``_NeedSim`` (then the full simulator is used, see ``judge``)."""
 
     __slots__ = ("procs", "pids", "index", "config", "capacity", "protocol", "variant",
-                 "fifo", "cs", "waiting", "crashed", "_st")
+                 "fifo", "cs", "waiting", "crashed", "_msgs")
 
-    def load(self, st: State) -> None:
-        self._st = st
-        self.procs = st.procs
-        self.cs = dict(st.cs) if st.cs else {}
-        self.waiting = {w[0]: (w[1], w[2]) for w in st.waiting} if st.waiting else {}
-        self.crashed = st.crashed
+    def load(self, out: Outcome) -> None:
+        """View the state of ``out`` (from its parts: its ``State`` need not be built)."""
+        self._msgs = out.s_msgs
+        self.procs = out.s_procs
+        cs, waiting = out.s_cs, out.s_waiting
+        self.cs = dict(cs) if cs else {}
+        self.waiting = {w[0]: (w[1], w[2]) for w in waiting} if waiting else {}
+        self.crashed = out.s_crashed
 
     @property
     def inflight(self) -> dict:
-        return {m.seq: m for m in self._st.messages}
+        return {m.seq: m for m in self._msgs}
 
     def proc(self, pid: str) -> Any:
         return self.procs[self.index[pid]]
@@ -208,7 +264,10 @@ class Transitions:
         self._prog: list[bool] = []
         # The memoised fast path (``step_fast``): see "Local transitions" below.
         f = self._sim.faults
-        self.memo = fast and not (f is not None and getattr(f, "any", False))
+        # A monitor that writes the state (``monitor_writes``) makes no step local.
+        writes = getattr(self._sim.protocol, "monitor_writes", None)
+        self.memo = fast and not (f is not None and getattr(f, "any", False)) and not (
+            writes is not None and writes(self._sim.config))
         if self.memo:
             self._init_memo()
 
@@ -374,11 +433,20 @@ class Transitions:
         # simulator).
         self.viewable = True
         if self._checks:
-            v.load(self.initial)
+            v.load(Outcome(self.initial, (), False, frozenset()))
             try:
                 sim.protocol.violations(v)
             except _NeedSim:
                 self.viewable = self._viewing = False
+
+    def drop_memo(self) -> None:
+        """Forget the recorded local effects and the cached events and messages (a search
+        that has ended calls it to free them before replaying its counterexample; they are
+        recorded again if stepping goes on)."""
+        if self.memo:
+            self._effects.clear()
+            self._dev.clear()
+            self._msg.clear()
 
     def content_number(self, content: tuple) -> int:
         """The number of a message content (src, dst, kind, body), given when first met (a
@@ -476,7 +544,7 @@ class Transitions:
             return ()
         if self._viewing:
             v = self._view
-            v.load(out.state)
+            v.load(out)
             try:
                 bad = self._sim.protocol.violations(v)
             except _NeedSim:
@@ -492,6 +560,64 @@ class Transitions:
         """The simulator loaded with a fast-path state (for hooks that take ``sim``)."""
         self.load_nums(st, nums)
         return self._sim
+
+    def successor_key(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
+                      ev: Event, encode: Any) -> tuple[Any, Any] | None:
+        """The key of ``step_fast(st, ..., ev)``'s successor, worked out from numbers alone
+        when ``ev`` replays a recorded local effect that enters no critical section, as
+        ``(key, ident)``, with ``encode(nums, cnums, crashed, cs, waiting)`` the search's key
+        function; None otherwise. Most successors of a search are states already stored: for
+        those, this is all the search needs (no ``Outcome``, no ``State``)."""
+        m = ev.msg
+        if m is not None:
+            i = self._index[m[2]]
+            seq = m[0]
+            pos = 0
+            for x in st.messages:
+                if x[0] == seq:
+                    break
+                pos += 1
+            ident: Any = cnums[pos]
+        else:
+            i = self._index[ev.pid]
+            pos = -1
+            ident = ev.id
+        pid = self.pids[i]
+        cs = st.cs
+        csv = None
+        if cs:
+            for c in cs:
+                if c[0] == pid:
+                    csv = c[1]
+                    break
+        waiting = st.waiting
+        w = False
+        if waiting:
+            for x in waiting:
+                if x[0] == pid:
+                    w = True
+                    break
+        eff = self._effects.get((ident, nums[i], w, csv))
+        if eff is None or eff[5]:
+            return None
+        _nstate, nnum, scnums, csafter, wafter, _entered, _unf = eff
+        if pos >= 0:
+            cnums = cnums[:pos] + cnums[pos + 1:]
+        if scnums:
+            cnums = cnums + scnums
+        if csafter != csv:
+            rest = [c for c in cs if c[0] != pid]
+            if csafter is not None:
+                rest.append((pid, csafter))
+                rest.sort()
+            cs = tuple(rest)
+        if wafter != w:     # the key reads who waits, not since when
+            if wafter:
+                waiting = tuple(sorted(waiting + ((pid, 1, 0),)))
+            else:
+                waiting = tuple([x for x in waiting if x[0] != pid])
+        return encode(nums[:i] + (nnum,) + nums[i + 1:], cnums, st.crashed, cs,
+                      waiting), ident
 
     def step_fast(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
                   unf: frozenset, ev: Event) -> Outcome:
@@ -514,63 +640,82 @@ class Transitions:
             pos = -1
             ident = ev.id
         pid = self.pids[i]
+        cs = st.cs
         csv = None
-        for c in st.cs:
-            if c[0] == pid:
-                csv = c[1]
-                break
+        if cs:
+            for c in cs:
+                if c[0] == pid:
+                    csv = c[1]
+                    break
+        waiting = st.waiting
         w = False
-        for x in st.waiting:
-            if x[0] == pid:
-                w = True
-                break
+        if waiting:
+            for x in waiting:
+                if x[0] == pid:
+                    w = True
+                    break
         mk = (ident, nums[i], w, csv)
         eff = self._effects.get(mk)
         if eff is None:
             return self._slow(st, nums, cnums, unf, ev, mk)
-        nstate, nnum, sends, scnums, csafter, wafter, entered, unf_i = eff
-        cs = st.cs
+        nstate, nnum, scnums, csafter, wafter, entered, unf_i = eff
         if entered:
             # the capacity check of ``_enter_cs`` depends on the others in their CS
             if cs and self._over(cs, pid, csafter):
                 return self._slow(st, nums, cnums, unf, ev, None)
             self._sim.monitors.cs_entries += 1
         procs = st.procs
-        procs = procs[:i] + (nstate,) + procs[i + 1:]
-        nums = nums[:i] + (nnum,) + nums[i + 1:]
+        origin = (st, nums, cnums, unf, ev)
+        out = _new(Outcome)
+        out._state = None
+        out.s_procs = procs[:i] + (nstate,) + procs[i + 1:]
+        out.nums = nums[:i] + (nnum,) + nums[i + 1:]
         if pos >= 0:
             msgs = msgs[:pos] + msgs[pos + 1:]
             cnums = cnums[:pos] + cnums[pos + 1:]
         nseq = st.next_seq
-        if sends:
+        if scnums:
             new = []
             mm = self._msg
-            for c, cn in zip(sends, scnums, strict=True):
+            for cn in scnums:
                 k = (nseq, cn)
                 x = mm.get(k)
                 if x is None:
-                    x = mm[k] = Message(nseq, *c)
+                    x = mm[k] = Message(nseq, *self._contents[cn])
                 new.append(x)
                 nseq += 1
             msgs = msgs + tuple(new)
             cnums = cnums + scnums
+        out.s_msgs = msgs
+        out.cnums = cnums
+        out.s_next = nseq
+        out.s_crashed = st.crashed
         if csafter != csv:
             rest = [c for c in cs if c[0] != pid]
             if csafter is not None:
                 rest.append((pid, csafter))
                 rest.sort()
             cs = tuple(rest)
-        waiting = st.waiting
+        out.s_cs = cs
         if wafter != w:
             if wafter:
                 waiting = tuple(sorted(waiting + ((pid, 1, self._sim.monitors.cs_entries
                                                    - entered),)))
             else:
                 waiting = tuple([x for x in waiting if x[0] != pid])
+        out.s_waiting = waiting
         if unf_i != (pid in unf):
             unf = unf | {pid} if unf_i else unf - {pid}
-        return Outcome(State(procs, msgs, nseq, st.crashed, cs, waiting), None, entered, unf,
-                       None, (i,), (nnum,), nums, cnums, (st, nums, cnums, unf, ev), ident)
+        out.unfinished = unf
+        out.violations = None
+        out.entered_cs = entered
+        out.acts = None
+        out.touched = (i,)
+        out.numbers = (nnum,)
+        out.origin = origin
+        out.ident = ident
+        out.local = mk
+        return out
 
     def _over(self, cs: tuple, pid: str, res: tuple) -> bool:
         cap = self._capacity
@@ -608,33 +753,35 @@ class Transitions:
             pos = next(k for k, x in enumerate(st.messages) if x[0] == ev.msg[0])
             kept = cnums[:pos] + cnums[pos + 1:]
         out.cnums = kept + tuple([self.content_number(x[1:]) for x in sends])
-        if mk is not None and sim.watch_ok and not out.violations:
-            self._remember(st, ev, i, mk, out, sends)
+        if mk is not None and sim.watch_ok and not out.violations and \
+                self._remember(st, ev, i, mk, out, sends):
+            out.local = mk
         return out
 
     def _remember(self, st: State, ev: Event, i: int, mk: tuple, out: Outcome,
-                  sends: tuple) -> None:
+                  sends: tuple) -> bool:
         """Record the effect of a local step, after checking it is one (only process i
-        changed, only its message taken, sends in order, no crash, others' entries kept)."""
+        changed, only its message taken, sends in order, no crash, others' entries kept);
+        whether it was recorded."""
         child = out.state
         pid = self.pids[i]
         if any(t != i for t in out.touched) or child.crashed != st.crashed:
-            return
+            return False
         n_kept = len(st.messages) - (ev.msg is not None)
         kept = tuple(x for x in st.messages if ev.msg is None or x[0] != ev.msg[0])
         if child.messages[:n_kept] != kept or any(
                 x[0] != st.next_seq + k for k, x in enumerate(sends)) or \
                 child.next_seq != st.next_seq + len(sends):
-            return
+            return False
         if [c for c in st.cs if c[0] != pid] != [c for c in child.cs if c[0] != pid] or \
                 [x for x in st.waiting if x[0] != pid] != \
                 [x for x in child.waiting if x[0] != pid]:
-            return
+            return False
         csafter = dict(child.cs).get(pid)
         wafter = any(x[0] == pid for x in child.waiting)
-        self._effects[mk] = (child.procs[i], out.nums[i], tuple(x[1:] for x in sends),
-                             out.cnums[n_kept:], csafter, wafter, out.entered_cs,
-                             pid in out.unfinished)
+        self._effects[mk] = (child.procs[i], out.nums[i], out.cnums[n_kept:], csafter, wafter,
+                             out.entered_cs, pid in out.unfinished)
+        return True
 
     # ---------------------------------------------------------------- stored compactly
     def _known(self, n: int, state: Any) -> None:
@@ -647,21 +794,25 @@ class Transitions:
         """A fast-path successor as bytes, for a search's frontier: its process-state numbers,
         next message number, (crashed, cs, waiting) by number, then each message's number and
         content number. ``unpack`` gives back an equal ``State`` with its ``nums``/``cnums``."""
-        st = out.state
-        ex = (st.crashed, st.cs, st.waiting)
+        ex = (out.s_crashed, out.s_cs, out.s_waiting)
         e = self._extras.get(ex)
         if e is None:
             e = self._extras[ex] = len(self._extra_list)
             self._extra_list.append(ex)
-        vals = [*out.nums, st.next_seq, e]
-        for m, cn in zip(st.messages, out.cnums, strict=True):
+        vals = [*out.nums, out.s_next, e]
+        for m, cn in zip(out.s_msgs, out.cnums, strict=True):
             vals.append(m[0])
             vals.append(cn)
-        return array("i", vals).tobytes()
+        top = max(vals)     # the narrowest array type that holds every number, named first
+        if top < 0x100:
+            return b"B" + bytes(vals)
+        if top < 0x10000:
+            return b"H" + array("H", vals).tobytes()
+        return b"i" + array("i", vals).tobytes()
 
     def unpack(self, blob: bytes) -> tuple[State, tuple[int, ...], tuple[int, ...]]:
-        a = array("i")
-        a.frombytes(blob)
+        a = array(chr(blob[0]))
+        a.frombytes(memoryview(blob)[1:])
         k = len(self.pids)
         nums = tuple(a[:k])
         state_of = self._state_of
@@ -675,5 +826,6 @@ class Transitions:
             if m is None:
                 m = mm[key] = Message(seq, *contents[cn])
             msgs.append(m)
-        st = State(tuple([state_of[n] for n in nums]), tuple(msgs), a[k], crashed, cs, waiting)
+        st = make_state(tuple([state_of[n] for n in nums]), tuple(msgs), a[k], crashed, cs,
+                        waiting)
         return st, nums, cnums

@@ -19,6 +19,7 @@ from .algorithm2 import (
     PRIO,
     PROSE,
     PUSHER,
+    PUSHER_PROSE,
     _pushed,
     _pushed_prose,
     _pushed_prose_waits,
@@ -98,10 +99,10 @@ class Root:
         self._root_pass_pusht(ctx, cfg, pid, channel(cfg, pid, msg), s)
 
     @receive(PUSHT, title="release RSet on PushT (no PrioT), pass it on", algorithm=ALG,
-             lines=(21, 34), role=ROLE, only=PUSHER, feature=PROSE,
+             lines=(21, 34), role=ROLE, only=PUSHER, feature=PUSHER_PROSE,
              over="root_release_on_pusht", when=_pushed_prose, waits=_pushed_prose_waits)
     def root_release_on_pusht_prose(self, ctx: Ctx, msg: Message) -> None:
-        """prose-guards (erratum K1): lines 21–22 read ``Prio = ⊥``, as the prose means."""
+        """pusher-prose (erratum K1): lines 21–22 read ``Prio = ⊥``, as the prose means."""
         self.root_release_on_pusht(ctx, msg)
 
     @receive(PUSHT, title="pass the PushT on to q + 1", algorithm=ALG, lines=(31, 34),

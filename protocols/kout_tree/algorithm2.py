@@ -19,6 +19,7 @@ from .state import CTRL, IN, PRIOT, PUSHT, REQ, REST, Ctrl, Proc, count, ctrl_la
 ALG = "2"
 ROLE = "process"
 PROSE = "prose-guards"     # the named feature (config.VARIANT_TABLE) of the prose's reading
+PUSHER_PROSE = "pusher-prose"   # its reading of the pusher's guard (K1), a feature of its own
 
 
 def _releasable(s: Proc) -> bool:
@@ -108,10 +109,10 @@ class Process:
         self._p_pass_pusht(ctx, cfg, pid, q, s)
 
     @receive(PUSHT, title="release RSet on PushT (no PrioT), pass it on", algorithm=ALG,
-             lines=(17, 24), role=ROLE, only=PUSHER, feature=PROSE, over="p_release_on_pusht",
-             when=_pushed_prose, waits=_pushed_prose_waits)
+             lines=(17, 24), role=ROLE, only=PUSHER, feature=PUSHER_PROSE,
+             over="p_release_on_pusht", when=_pushed_prose, waits=_pushed_prose_waits)
     def p_release_on_pusht_prose(self, ctx: Ctx, msg: Message) -> None:
-        """prose-guards (erratum K1): lines 17–18 read ``Prio = ⊥``, as the prose means."""
+        """pusher-prose (erratum K1): lines 17–18 read ``Prio = ⊥``, as the prose means."""
         self.p_release_on_pusht(ctx, msg)
 
     @receive(PUSHT, title="pass the PushT on to q + 1", algorithm=ALG, lines=(24, 24),
@@ -162,7 +163,7 @@ class Process:
         if m.R:
             s = replace(s, RSet=())
         self._p_forward(ctx, cfg, pid, q, m, s, f"the traversal returns from channel {q}",
-                        (35, 41))
+                        (35, 41), erased=" and erases RSet (reset; as printed, Prio stays)")
 
     @receive(CTRL, title="ctrl returns from Succ with C = myC (a reset erases Prio too)",
              algorithm=ALG, lines=(35, 41), role=ROLE,
@@ -221,15 +222,16 @@ class Process:
         tail(ctx, cfg, pid)
 
     def _p_forward(self, ctx: Ctx, cfg: Config, pid: str, q: int, m: Ctrl, s: Proc, why: str,
-                   lines: tuple[int, int]) -> None:
-        """Lines 53–58 (Ok): count the tokens from q the controller passes, send it to Succ."""
+                   lines: tuple[int, int],
+                   erased: str = " and erases its tokens (reset)") -> None:
+        """Lines 53–58 (Ok): count the tokens from q the controller passes, send it to Succ;
+        ``erased`` is what a reset visit erased here, for the narration."""
         pt = min(m.PT + count(s.RSet, q), cfg.ell + 1)
         ppr = min(m.PPr + 1, 2) if s.Prio == q else m.PPr
         out = Ctrl(s.myC, m.R, pt, ppr)
         dst = cfg.tree.nbr[pid][s.Succ]
         ctx.put(pid, s)
         ctx.send(pid, dst, CTRL, out)
-        erased = " and erases its tokens (reset)" if m.R else ""
-        ctx.say(f"{pid}: {why}{erased}; it sends {ctrl_label(out)} to {dst}", pid,
+        ctx.say(f"{pid}: {why}{erased if m.R else ''}; it sends {ctrl_label(out)} to {dst}", pid,
                 algorithm=ALG, lines=(lines[0], 58))
         tail(ctx, cfg, pid)

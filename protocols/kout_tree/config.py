@@ -6,6 +6,8 @@ The variants are the paper's own construction steps (Section 3), each adding one
 adds the controller with counter flushing (the self-stabilizing protocol, with Algorithm 1
 lines 43–73 and Algorithm 2 lines 33–60 reconstructed from the prose), and ``as-printed`` is
 ``full`` with the printed guards that contradict the prose (docs/protocols/kout_tree.md).
+``printed-guard`` is ``full`` with one printed slip only, the pusher's ``Prio ≠ ⊥`` (erratum
+K1), so its Fig. 3 starvation is seen without ``as-printed``'s controller defects (K8, K9).
 """
 
 from __future__ import annotations
@@ -30,11 +32,14 @@ class Features:
 # The variants as named features (kernel.variants): ``as-printed`` is the printed pseudocode;
 # ``full`` reads its guards as the prose means them; the ablations take the paper's mechanisms
 # away one at a time on top of ``full`` (Section 3 builds them up in this order).
-_PROSE = ("prose-guards",)
+_PROSE = ("prose-guards", "pusher-prose")
 VARIANT_TABLE = table(
     features=(
         Feature("prose-guards", "the printed guards that contradict the prose (G1-G12) are "
                 "read as the prose means them", "kout_tree:G1", "reading"),
+        Feature("pusher-prose", "the pusher makes a process release its reserved tokens only "
+                "when it holds no PrioT (Prio = ⊥), as the prose says; printed: Prio ≠ ⊥",
+                "kout_tree:K1", "reading"),
         Feature("no-controller", "without the controller's ctrl traversal, extra or missing "
                 "tokens are never repaired", "", "ablation"),
         Feature("no-priority", "without the PrioT, two requesters can each hold part of what "
@@ -47,6 +52,7 @@ VARIANT_TABLE = table(
         "no-priority": (*_PROSE, "no-controller", "no-priority"),
         "no-controller": (*_PROSE, "no-controller"),
         "as-printed": (),
+        "printed-guard": ("prose-guards",),
         "full": _PROSE,
     },
     default="full")

@@ -10,13 +10,19 @@ the property tests check that on seeded arbitrary configurations.  Safety violat
 legitimacy are *transient* (reported, not returned); after it they are real.  Variants without
 a controller promise nothing from an arbitrary start, so for them every violation is real.
 
-The history (legitimacy per step, counter values, transient violations) is kept on the
-simulator object, keyed by step, so time travel simply overwrites it on replay.
+Legitimacy is history, so it is kept *in the state*: the root's ghost ``Proc.legit``, which
+``observe`` (the monitor, after every step) sets from the state before the step, the event and
+the state after it.  A search therefore judges every explored state by its own history (a fault
+ends legitimacy on that branch only; a clean start reached from an arbitrary one begins it),
+and the same configuration reached legitimately and not is two states.  The per-step record
+(``Track``: legitimacy, counter values, transient violations) only serves the run's report; it
+is kept on the simulator object, keyed by step, so time travel simply overwrites it on replay.
 """
 
 from __future__ import annotations
 
 from array import array
+from dataclasses import replace
 from typing import Any
 
 from ..kernel import FAULT
@@ -122,8 +128,15 @@ def track(sim: Any) -> Track:
     return t
 
 
+def legitimate(sim: Any) -> bool:
+    """Whether the current state is legitimate: the root's ghost (always, without a controller)."""
+    cfg: Config = sim.config
+    return not cfg.feat.controller or sim.proc(cfg.root).legit
+
+
 def observe(sim: Any) -> list[str]:
-    """Called after every step: update the history, return the violations that count."""
+    """Called after every step: carry the legitimacy ghost over the step (a fault ends it, a
+    clean start begins it), record the history, return the violations that count."""
     cfg: Config = sim.config
     t = track(sim)
     step = sim.step_no
@@ -133,8 +146,11 @@ def observe(sim: Any) -> list[str]:
         return bad
     ev = getattr(sim.monitors, "last_event", None)
     fault = ev is not None and ev.kind == FAULT
-    legit = (t.legit(step - 1) and not fault) or clean_start(sim)
-    t.set(step, legit, sim.proc(cfg.root).myC)
+    root = sim.proc(cfg.root)           # its ghost is still the state before the step's
+    legit = (root.legit and not fault) or clean_start(sim)
+    if legit != root.legit:
+        sim._put(cfg.root, replace(root, legit=legit))
+    t.set(step, legit, root.myC)
     if legit:
         t.transient.pop(step, None)
         t.bad.pop(step, None)
@@ -197,7 +213,7 @@ def report(sim: Any) -> dict[str, Any]:
     return {
         "converged_at": None if since is None else {"step": since, "rounds": rounds_at,
                                                     "async_rounds": async_rounds(sim, since)},
-        "legitimate": t.legit(now),
+        "legitimate": legitimate(sim),
         "controller_rounds": wraps,
         "transient": [{"step": s, "text": x} for s in sorted(t.transient) if s <= now
                       for x in t.transient[s]],

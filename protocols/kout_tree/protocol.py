@@ -61,8 +61,8 @@ class KoutTree(Root, Process, Application, RuleProtocol):
             states, msgs = arbitrary(cfg, chaos["seed"])
             cfg = replace(cfg, clean=False, myc0=states[0].myC)
         else:
-            states = tuple(Proc(myC=1) if p == t.root and cfg.feat.controller else Proc()
-                           for p in t.pids)
+            states = tuple(Proc(myC=1, legit=True) if p == t.root and cfg.feat.controller
+                           else Proc() for p in t.pids)
             msgs = self._initial_tokens(cfg, scenario.params.get("tokens"))
         return Setup(t.pids, states, cfg, tuple(msgs))
 
@@ -107,6 +107,13 @@ class KoutTree(Root, Process, Application, RuleProtocol):
     def violations(self, sim: Any) -> list[str]:
         return legitimacy.observe(sim)
 
+    def monitor_writes(self, config: Config) -> bool:
+        """Its monitor keeps the legitimacy ghost in the root's state (legitimacy.observe): with a
+        controller, from an arbitrary start the ghost changes (a clean start makes it true), so no
+        step is local to its process (kernel.transitions). From a clean start it stays true
+        unless a fault strikes, and faults already turn the local fast path off."""
+        return config.feat.controller and not config.clean
+
     def report(self, sim: Any) -> dict[str, Any]:
         return legitimacy.report(sim)
 
@@ -131,7 +138,7 @@ class KoutTree(Root, Process, Application, RuleProtocol):
     def quiescent_ok(self, sim: Any) -> bool:
         """Tokens circulate forever, so a run may stop once everyone is served, but with a
         controller only once the configuration is legitimate (so chaos runs show convergence)."""
-        return not sim.config.feat.controller or legitimacy.track(sim).legit(sim.step_no)
+        return not sim.config.feat.controller or legitimacy.legitimate(sim)
 
     # ---- inspection -----------------------------------------------------------------------
     def features(self, config: Config) -> frozenset[str]:

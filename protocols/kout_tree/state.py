@@ -9,7 +9,7 @@ because its ``receive`` binds them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 REQ, IN, OUT = "Req", "In", "Out"
 
@@ -22,7 +22,10 @@ KINDS = (REST, PUSHT, PRIOT, CTRL)
 class Proc:
     """One process.  ``Prio`` is ``None`` for ⊥.  ``RSet`` is a multiset of channel labels kept
     as a sorted tuple, so equal multisets are equal values.  ``job`` is the application's
-    cursor into its workload (which request comes next), not a protocol variable."""
+    cursor into its workload (which request comes next), not a protocol variable.  ``legit`` (the
+    root's only) is a ghost: whether the run has passed a clean start with no fault since
+    (legitimacy.py), kept in the state so that a search judges each explored state by its own
+    history; it is left out of the canonical serialisation, so of ``state_hash``."""
 
     State: str = OUT
     Need: int = 0
@@ -36,6 +39,7 @@ class Proc:
     Reset: bool = False  # root only: the current traversal erases every token
     Timer: int = 0       # root only: clock ticks since RestartTimer() (TimeOut() at the limit)
     job: int = 0
+    legit: bool = field(default=False, metadata={"ghost": True})
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from typing import Any
 import networkx as nx
 
 from .config import Config
-from .legitimacy import counts, expected, track
+from .legitimacy import counts, expected, legitimate
 from .state import IN, REQ, Proc
 
 
@@ -62,7 +62,6 @@ def view(sim: Any) -> dict[str, Any]:
     edges = [{"src": a, "dst": b, "kind": "tree", "dashed": False,
               "src_label": t.label[(a, b)], "dst_label": t.label[(b, a)]} for a, b in t.edges()]
     res, push, prio = counts(sim)
-    tr = track(sim)
     try:
         cycle = [u for u, _v in nx.find_cycle(wait_for(sim))]
     except nx.NetworkXNoCycle:
@@ -74,6 +73,6 @@ def view(sim: Any) -> dict[str, Any]:
             "extra": {"virtual_ring": t.tour(), "root": t.root, "ell": cfg.ell, "k": cfg.k,
                       "tokens": {"ResT": res, "PushT": push, "PrioT": prio},
                       "expected_tokens": dict(zip(("ResT", "PushT", "PrioT"), expected(cfg), strict=True)),
-                      "legitimate": tr.legit(sim.step_no),
+                      "legitimate": legitimate(sim),
                       "controller": cfg.feat.controller}}
 

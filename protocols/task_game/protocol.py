@@ -28,6 +28,7 @@ from .data import (
     build_config,
 )
 from .fields import Fields
+from .forget import forget as relative_clocks
 from .managers import ManagerActions
 from .tasks import TaskActions
 
@@ -135,6 +136,12 @@ class TaskGame(TaskActions, ManagerActions, AgentActions, RuleProtocol):
     def view(self, sim: Any) -> dict[str, Any]:
         from .view import view
         return view(sim)
+
+    # ---- explorer reductions ------------------------------------------------------------------
+    def forget(self, config: Config, pids: tuple[str, ...], procs: tuple, messages: tuple):
+        """The explorer's key hook: clocks made relative to themselves (forget.py argues why no
+        step can tell the difference), so a blocked task's alarm cycles close instead of growing."""
+        return relative_clocks(config, pids, procs, messages)
 
 
 __all__ = ["TaskGame", "NEW", "REGISTERING", "WINNING"]

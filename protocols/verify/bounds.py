@@ -56,11 +56,15 @@ def worst_case(scenario: Any, variant: str | None, metric: str,
     sim = build(scenario, variant)
     bound, what = bound_of(sim, metric)
     cap = int(bound * _scale(sim, metric)) + 1
-    from ..explorer.keys import plain_key
-    fifo = sim.fifo
     start = sim.state()
     acc0: tuple = ((), ()) if metric == "messages_per_request" else ()
-    seen = {(plain_key(start, fifo), acc0): 0}
+    # the explorer's key (``plain_key``'s identity) after the protocol's ``forget`` hook
+    # (task_game: relative clocks), so a blocked task's alarm cycles close here as in
+    # ``check``; the hook is a bisimulation that keeps every event and message, so the running
+    # counts are those of the unreduced game
+    from ..explorer.keys import Keyer
+    state_key = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, None, forget=True).key
+    seen = {(state_key(start), acc0): 0}
     parent: list[tuple[int, str | None]] = [(-1, None)]
     todo = deque([(start, acc0, 0)])
     best, best_edge = 0.0, (0, None)
@@ -88,7 +92,7 @@ def worst_case(scenario: Any, variant: str | None, metric: str,
                 if v > best:
                     best, best_edge = v, (me, ev.id)
             nst = sim.state()
-            key = (plain_key(nst, fifo), nacc)
+            key = (state_key(nst), nacc)
             if key in seen:
                 continue
             seen[key] = len(parent)

@@ -14,7 +14,6 @@ changes.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import networkx as nx
@@ -22,23 +21,12 @@ import networkx as nx
 EXECUTED = ("ACCESSING", "RELEASING", "LEFT")
 
 
-def relative_clock_key(state: Any, fifo: bool = True) -> Any:
-    """The state's key with every agent's clock made relative to its tasks' alarm-clocks: the
-    guards only compare clock >= alarm-clock and set alarm-clock = clock + Γ, so states equal up
-    to a shift of a clock behave the same; without it a blocked task's alarm cycles make the
-    space infinite (tests/test_task_game.py's every-schedule searches make the same shift), messages
-    numbered away as the explorer's own key does."""
-    from ..explorer.keys import plain_key
-    from ..task_game.data import AgentState, TaskState
-    procs = []
-    for p in state.procs:
-        if isinstance(p, AgentState):
-            p = replace(p, clock=0, alarms=tuple((t, m - p.clock) for t, m in p.alarms))
-        elif isinstance(p, TaskState):
-            off = None if p.alarm_clock is None else p.alarm_clock - p.clock
-            p = replace(p, clock=0, alarm_clock=off)
-        procs.append(p)
-    return plain_key(replace(state, procs=tuple(procs)), fifo)
+def relative_key(sim: Any) -> Any:
+    """The explorer's state key for ``sim`` with the protocol's ``forget`` hook (task_game: its
+    clocks made relative, protocols/task_game/forget.py): without it a blocked task's alarm
+    cycles make the space infinite; messages numbered away as ``check`` does."""
+    from ..explorer.keys import Keyer
+    return Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, None, forget=True).key
 
 
 def crash_search(sc: Any, variant: str, task: str, max_states: int = 200_000,
@@ -73,8 +61,8 @@ def starving(sim: Any, task: str, max_states: int = 200_000,
         marks.append((mask, task in view.crashed))
         return None
 
-    res = search(sim, SearchOptions(max_states=max_states, events=allowed, goal=record, key=lambda st: relative_clock_key(st, sim.fifo),
-                                    violations=False, deadlocks=False, keep_edges=True,
+    res = search(sim, SearchOptions(max_states=max_states, events=allowed, goal=record,
+                                    key=relative_key(sim), violations=False, deadlocks=False, keep_edges=True,
                                     max_seconds=max_seconds))
     g = res.graph
     if res.complete and len(marks) != len(g.parent):   # pragma: no cover - engine contract
@@ -137,6 +125,44 @@ def finish(sc: Any, variant: str, prefix: list[str], steps: int = 4000) -> list[
             break
         sim.step(eid)
     return list(sim.trace)
+
+
+def chain_crash_point(sc: Any, variant: str) -> Any:
+    """The crash point of erratum S3 built on a ``conflicts`` chain or cycle of 3+ tasks (T1 and
+    T2 share P1, T2 and T3 share P2): T1 and T2 registered and admitted (T1 holds the lower
+    ticket), then T3 registered at the pool it shares with T2, whose admission form is already
+    there, and T1's request queued first at P1; T1 crashes. Each step delivers every message in
+    flight before the next. Returns the simulator just after ``f:crash:T1``."""
+    from ..runner import build
+    sim = build(_crashable(sc), variant)
+    cfg = sim.config
+
+    def drain() -> None:
+        while True:
+            ms = [e.id for e in sim.enabled() if e.id.startswith("m")]
+            if not ms:
+                return
+            sim.step(ms[0])
+
+    def forms(t: str, form: str, pools: tuple[str, ...]) -> None:
+        for p in pools:
+            sim.step(f"a:{t}:{form}:{p}")
+        drain()
+
+    interest = {t: cfg.tasks[t].interest for t in ("T1", "T2", "T3")}
+    for t in ("T1", "T2"):
+        sim.step(f"e:{cfg.tasks[t].agent}:create:{t}")
+    for form in ("register", "admit"):
+        for t in ("T1", "T2"):
+            forms(t, form, interest[t])
+    shared = next(p for p in interest["T3"] if p in interest["T2"])
+    sim.step(f"e:{cfg.tasks['T3'].agent}:create:T3")
+    forms("T3", "register", (shared,))
+    first = next(p for p in interest["T1"] if p in interest["T2"])
+    forms("T1", "request", (first,))
+    forms("T3", "register", tuple(p for p in interest["T3"] if p != shared))
+    sim.step("f:crash:T1")
+    return sim
 
 
 def locality(sc: Any, variant: str, max_states: int = 200_000,

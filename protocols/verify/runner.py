@@ -17,6 +17,9 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
 FOUND = ("violation", "deadlock", "livelock")
+# how long to try reaching a Dask scheduler before saying it cannot be reached (Dask retries a
+# refused connection until then)
+CONNECT_TIMEOUT = "10s"
 
 
 class ClusterError(RuntimeError):
@@ -167,7 +170,7 @@ def _dask(fn: Callable, tasks: Iterable[dict[str, Any]], address: str,
         raise ClusterError("--scheduler-address needs Dask distributed: pip install "
                            "'allocscope[cluster]'") from None
     try:
-        client = Client(address, set_as_default=False, timeout="10s")
+        client = Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as exc:
         raise ClusterError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     with client:

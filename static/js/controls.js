@@ -210,7 +210,7 @@ export function moments(m) {
   return out.sort((a, b) => a.step - b.step);
 }
 
-/** Labelled chips under the scrubber at their steps; close ones stack in up to three rows. */
+/** Labelled chips under the scrubber at their steps; close ones stack in rows. */
 function drawMoments(box, marks, m, act) {
   box.replaceChildren();
   box.hidden = !marks.length;
@@ -230,7 +230,8 @@ function drawMoments(box, marks, m, act) {
     const w = Math.min(b.scrollWidth + 4, width);
     let left = Math.max(0, Math.min(width - w, x - 8));
     let row = rows.findIndex((r) => r.every(([a, z]) => left >= z + 4 || left + w <= a - 4));
-    if (row < 0) { row = rows.length - 1; left = Math.max(0, Math.min(width - w, x - 8)); b.classList.add("crowded"); }
+    // a narrow timeline (a phone) may need a fourth row: never one chip over another
+    if (row < 0) { rows.push([]); row = rows.length - 1; }
     rows[row].push([left, left + w]);
     b.style.left = `${left}px`;
     b.style.top = `${row * 1.75}em`;

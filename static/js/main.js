@@ -334,15 +334,15 @@ function draw() {
 
 window.addEventListener("resize", () => { ui.forceAll = true; render(); });
 // The view also changes size without the window doing so (the legend below it gains a row as
-// message types appear). The crowded ring's queue table is sized from the view's height in
-// pixels, so it is fitted again then. (Every layout should be; the others were tuned at their
-// first fit, and refitting them moves detail lines onto each other in coterie-preempt: open.)
+// message types appear, the phone's panels settle): every figure is fitted again then, so that
+// it always fills the view it has.
 let viewSize = "";
 new ResizeObserver(() => {
   const v = $("view"), sz = `${v.clientWidth}x${v.clientHeight}`;
   if (sz === viewSize) return;
+  const first = viewSize === "";
   viewSize = sz;
-  if (hooks.queueColumn && hooks.queueColumn(model.view)) { ui.forceAll = true; render(); }
+  if (!first) { ui.forceAll = true; render(); }
 }).observe($("view"));
 window.allocscope = { model, act, ui, timing, socket };
 

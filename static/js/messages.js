@@ -116,10 +116,32 @@ function spreadOut(lines, nodes, size, r, out, k) {
   const free = (x, y) => taken.every(([u, v, d]) => Math.hypot(x - u, y - v) >= d);
   const last = lines.map((L) => L.hi + 1e-9);
   const most = Math.max(0, ...lines.map((L) => L.list.length));
+  // The messages queued behind a channel's head (game-three-nodes has some twenty Infos in
+  // flight at once) are small pips in a trail right behind it, unlabelled; the head says how
+  // many wait on its link ("Info ×3"), so the picture is a few labelled messages, not a cloud.
+  const heads = new Map();
   for (let i = 0; i < most; i++) {
     lines.forEach((L, c) => {
       const m = L.list[i];
       if (!m) return;
+      if (i > 0 && !m.deliverable) {
+        const head = heads.get(c);
+        const gap = (size * 1.35) / L.len, clear = (x, y) => taken.every(([u, v, d]) => Math.hypot(x - u, y - v) >= d * 0.62);
+        let best = null;
+        for (let t = last[c] - gap; t >= L.lo && !best; t -= gap / 2) {
+          for (const side of [head.side, -head.side, head.side * 2.2]) {
+            const x = L.ax + L.dx * t + L.nx * size * side, y = L.ay + L.dy * t + L.ny * size * side;
+            if (clear(x, y)) { best = { t, x, y }; break; }
+          }
+        }
+        if (best) {
+          last[c] = best.t;
+          taken.push([best.x, best.y, size * 1.5]);
+          head.p.behind = (head.p.behind || 0) + 1;
+          out.push({ m, x: best.x, y: best.y, i, nx: L.nx, ny: L.ny, tail: true });
+          return;
+        }
+      }
       const step = (size * 0.6) / L.len;
       let best = null;
       for (let t = Math.min(L.hi, last[c] - (i ? (size * 2.3) / L.len : 0)); t >= L.lo && !best; t -= step) {
@@ -135,7 +157,9 @@ function spreadOut(lines, nodes, size, r, out, k) {
       last[c] = best.t;
       taken.push([best.x, best.y, size * 2.3]);
       const s = Math.sign(best.side);
-      out.push({ m, x: best.x, y: best.y, i, nx: L.nx * s, ny: L.ny * s });
+      const p = { m, x: best.x, y: best.y, i, nx: L.nx * s, ny: L.ny * s };
+      if (i === 0) heads.set(c, { p, side: best.side });
+      out.push(p);
     });
   }
 }
@@ -167,11 +191,11 @@ export function drawMessages(layer, model, hooks, opts) {
       g.__m = m;
       const st = typeStyle(String(m.type));
       attr(g, "transform", `translate(${p.x.toFixed(1)},${p.y.toFixed(1)})`);
-      attr(g, "class", "msg" + (m.deliverable ? " deliverable" : " queued"));
+      attr(g, "class", "msg" + (m.deliverable ? " deliverable" : " queued") + (p.tail ? " tail" : ""));
       attr(g, "data-type", m.type);
-      attr(g.firstChild, "r", (size * 1.3).toFixed(1));
+      attr(g.firstChild, "r", (size * (p.tail ? 0.7 : 1.3)).toFixed(1));
       const path = g.children[1];
-      attr(path, "d", shapePath(st.shape, size));
+      attr(path, "d", shapePath(st.shape, p.tail ? size * 0.55 : size));
       attr(path, "fill", st.colour);
       // The label sits beside the shape, away from the link, so a queue's labels never overlap.
       const lab = g.children[2];   // hit circle, shape, label (then the tooltip's <title>)
@@ -183,16 +207,18 @@ export function drawMessages(layer, model, hooks, opts) {
       // keep their type's short label (never a bare shape), and their tooltip.
       // In a crowd (more than a dozen in flight) every label starts short: the full one is in
       // the tooltip and the events list.
-      text(lab, showLabels ? (m.deliverable && placed.length <= 12 ? (m.label || m.type) : st.short) : "");
+      const many = p.behind ? ` ×${p.behind + 1}` : "";
+      text(lab, showLabels && !p.tail ? (m.deliverable && placed.length <= 12 ? (m.label || m.type) : st.short) + many : "");
       g.__lab = { x: lab.getAttribute("x"), y: lab.getAttribute("y"), anchor: lab.getAttribute("text-anchor"),
-                  text: lab.textContent, short: st.short };
+                  text: lab.textContent, short: st.short + many };
       const says = `${m.label || m.type} ${m.src}→${m.dst} (${m.id}, sent at step ${m.sent_step ?? "?"})` +
+        (p.behind ? `, ${p.behind} more behind it on this link` : "") +
         (m.deliverable ? " — click or Enter to deliver" : " — queued behind an older message on this channel") +
         "; right-click for drop / duplicate";
       tip(g, says);
       attr(g, "aria-label", says);
     },
-    (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}|${placed.length <= 12}`);
+    (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}|${placed.length <= 12}|${p.tail}|${p.behind}|${size}`);
   if (showLabels) declutter(layer);
 }
 
@@ -252,7 +278,7 @@ function declutter(layer) {
         tries.push([String(-nx - ny * f), String(-ny + nx * f), "middle", tiny]);
       }
       // and, last, anywhere on a widening circle around the shape (radii in screen pixels)
-      for (const rad of [14, 22, 30, 38, 46, 56]) {
+      for (const rad of [14, 22, 30, 38, 46, 56, 68, 80]) {
         for (let a = 0; a < 16; a++) {
           const t = (Math.PI * a) / 8;
           tries.push([String(px * rad * Math.cos(t)), String(px * (rad * Math.sin(t) + 4)), "middle", tiny]);
@@ -273,6 +299,16 @@ function declutter(layer) {
       const deliverable = g.__m && g.__m.deliverable;
       lab.setAttribute("x", d.x); lab.setAttribute("y", d.y); lab.setAttribute("text-anchor", d.anchor);
       lab.textContent = deliverable ? tiny : "";
+      if (deliverable) {
+        // the first place where it covers no other text and no node at least (it may cover
+        // another message's shape)
+        for (const [x, y, anchor] of tries) {
+          lab.setAttribute("x", x); lab.setAttribute("y", y); lab.setAttribute("text-anchor", anchor);
+          const r = lab.getBoundingClientRect();
+          if (!fixed.some((f) => overlaps(f, r)) && !kept.some((q) => overlaps(q, r))
+              && !shapes.some(([h, b]) => h === null && overlaps(b, r))) { kept.push(r); break; }
+        }
+      }
     }
   }
 }

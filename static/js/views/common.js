@@ -129,16 +129,19 @@ export function drawNodes(stage, model, ctx, hooks, handlers) {
         const all = lines.concat(!badges.length ? [] : hooks.stackBadges && hooks.stackBadges(n) ? badges : [badges.join(" · ")]);
         const k = ctx.k || 1;
         const above = hooks.detailsAbove && hooks.detailsAbove(n);
-        let y = above ? -rr - 8 * k - 14 * k * (all.length - 1) : rr + 16 * k;
+        const lh = ctx.lh || 14;   // the line height: 15 px detail text in present mode needs 18
+        let y = above ? -rr - 8 * k - lh * k * (all.length - 1) : rr + 16 * k;
         for (const line of all) {
           text(el("text", { class: "detail", "text-anchor": "middle", y }, g), line);
-          y += 14 * k;
+          y += lh * k;
         }
       }
       tip(g, `${n.label ?? n.id}: ${stateWord(n)}${n.token || n.holder ? ", holds the token" : ""}` +
         (lines.length ? "\n" + lines.join("\n") : "") + "\nclick to inspect; right-click for its faults");
     },
-    (n) => JSON.stringify(n) + (ctx.selected === String(n.id) ? "*" : "") + ctx.r + ctx.dense);
+    // the zoom is part of it: detail lines are spaced in screen pixels (a refit that changed
+    // only the zoom used to leave them spaced for the old one, under text sized for the new)
+    (n) => JSON.stringify(n) + (ctx.selected === String(n.id) ? "*" : "") + ctx.r + ctx.dense + "," + ctx.k);
 }
 
 /** Queues drawn as ordered chips, head first, beside their node (outward by default). */
@@ -159,8 +162,8 @@ export function drawQueues(stage, model, ctx, hooks) {
   }
   if (hooks.queueColumn && hooks.queueColumn(model.view)) {
     // on a phone there is no room beside the ring: the inspector lists the queues instead
-    if ((ctx.W || 900) < 600) items.length = 0;
-    else columnAnchors(items, nodes, ctx);
+    drawQueueTable(stage, (ctx.W || 900) < 600 ? [] : tableRows(items, nodes), nodes, ctx);
+    return;
   }
   keyed(stage.queues, items, (it) => `${it.q.node}|${it.q.name}`,
     () => el("g", { class: "queue" }),
@@ -205,28 +208,79 @@ export function drawQueues(stage, model, ctx, hooks) {
 }
 
 // A crowded ring (datta-stress: 8 resources, 30 clients) has no room for a chip row beside each
-// resource: the rows go to a table right of the figure, one per non-empty queue, named
-// "R3 Q_strong", in the resources' order, in as many columns as the view's height needs (rows
-// are sized in screen pixels, so the height in pixels decides, not the zoom).
-const COL_W = 370, ROW_H = 19;
+// resource: the queues go to a table right of the figure, one row per resource that has a
+// non-empty queue ("R3  strong C22 C24 …  weak C19 C6"), in the resources' order. Eight rows fit
+// any view, so the table is one column and the ring keeps the rest of the width.
+const ROW_H = 22, PART_MAX = 6;
+const chipW = (s) => Math.max(24, String(s).length * 7 + 8);
 
-/** Rows per column and columns of the queue table for `rows` rows in a view H pixels high. */
-function tableShape(rows, H, qf) {
-  const per = Math.max(4, Math.floor((H - 24) / (ROW_H * qf)));
-  return { per, cols: Math.max(1, Math.ceil(rows / per)) };
+/** The table's rows: per resource, its non-empty queues (strong, weak, token). */
+function tableRows(items, nodes) {
+  const order = new Map(Array.from(nodes.keys()).map((id, i) => [id, i]));
+  const rows = new Map();
+  for (const it of items) {
+    if (!(it.q.items || []).length) continue;
+    const id = String(it.n.id);
+    if (!rows.has(id)) rows.set(id, { n: it.n, parts: [] });
+    rows.get(id).parts.push(it.q);
+  }
+  return Array.from(rows.values()).sort((a, b) => order.get(String(a.n.id)) - order.get(String(b.n.id)));
 }
 
-function columnAnchors(items, nodes, ctx) {
+/** Width of a table row in screen pixels (before the projector's factor). */
+function rowWidth(row) {
+  let w = String(row.n.label ?? row.n.id).length * 8 + 12;
+  for (const q of row.parts) {
+    const its = q.items || [];
+    w += String(q.name).replace(/^Q_/, "").length * 7 + 8;
+    w += its.slice(0, PART_MAX).reduce((x, i) => x + chipW(i) + 3, 0) + (its.length > PART_MAX ? 26 : 0) + 10;
+  }
+  return w;
+}
+
+/** Widest row of the table for a view (screen pixels): what the fit leaves room for. */
+function tableWidth(view) {
+  const items = [];
+  for (const q of view.queues.values()) {
+    const n = view.nodes.get(String(q.node));
+    if (n && (q.items || []).length) items.push({ q, n });
+  }
+  return Math.max(160, ...tableRows(items, view.nodes).map(rowWidth));
+}
+
+function drawQueueTable(stage, rows, nodes, ctx) {
   const k = (ctx.k || 1) * (ctx.qf || 1);
   const xs = Array.from(nodes.values()).map((n) => n.x), ys = Array.from(nodes.values()).map((n) => n.y);
-  const order = new Map(Array.from(nodes.keys()).map((id, i) => [id, i]));
-  items.sort((a, b) => (order.get(String(a.n.id)) - order.get(String(b.n.id))) || a.idx - b.idx);
-  const { per } = tableShape(items.length, ctx.H || 450, ctx.qf || 1);
-  const x0 = Math.max(...xs) + ctx.r + 30 * k, y0 = ctx.top != null ? ctx.top + 14 * k : Math.min(...ys) - ctx.r;
-  items.forEach((it, i) => {
-    it.a = { x: x0 + Math.floor(i / per) * COL_W * k, y: y0 + (i % per) * ROW_H * k, right: true,
-             label: `${it.n.label ?? it.n.id} ${it.q.name}` };
-  });
+  const x0 = Math.max(...xs) + ctx.r + 30 * k;
+  // the table sits level with the ring's middle, never above the top of what is shown
+  const mid = (Math.min(...ys) + Math.max(...ys)) / 2;
+  const y0 = Math.max(ctx.top != null ? ctx.top + 14 * k : -Infinity, mid - (rows.length * ROW_H * k) / 2);
+  keyed(stage.queues, rows, (row) => `row|${row.n.id}`,
+    () => el("g", { class: "queue qrow" }),
+    (g, row, i) => {
+      g.replaceChildren();
+      const h = 17 * k;
+      g.setAttribute("transform", `translate(${x0.toFixed(1)},${(y0 + rows.indexOf(row) * ROW_H * k).toFixed(1)})`);
+      text(el("text", { class: "qname qres", x: 0, y: 4 * k }, g), row.n.label ?? row.n.id);
+      let x = (String(row.n.label ?? row.n.id).length * 8 + 12) * k;
+      for (const q of row.parts) {
+        const tag = String(q.name).replace(/^Q_/, "");
+        text(el("text", { class: "qname", x, y: 4 * k }, g), tag);
+        x += (tag.length * 7 + 8) * k;
+        const its = q.items || [];
+        its.slice(0, PART_MAX).forEach((item, j) => {
+          const w = chipW(item) * k;
+          const cg = el("g", { class: "chip-g", transform: `translate(${x},${-h / 2})` }, g);
+          el("rect", { class: `qchip q-${tag}` + (j === 0 ? " head" : ""), width: w, height: h, rx: 4 }, cg);
+          text(el("text", { class: "qitem", x: w / 2, y: 12.5 * k, "text-anchor": "middle" }, cg), String(item));
+          x += w + 3 * k;
+        });
+        if (its.length > PART_MAX) { text(el("text", { class: "qmore", x, y: 4 * k }, g), `+${its.length - PART_MAX}`); x += 26 * k; }
+        x += 10 * k;
+      }
+      tip(g, `${row.n.label ?? row.n.id}: ` + row.parts.map((q) => `${q.name} ${(q.items || []).join(", ")}`).join("; ") + " (head first)");
+    },
+    (row) => JSON.stringify(row.parts) + rows.indexOf(row) + "," + x0 + "," + y0 + "," + k);
 }
 
 function defaultAnchor(n, idx, ctx) {
@@ -305,17 +359,23 @@ function fitViewBox(stage, model, ctx, hooks) {
       k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
     }
   }
-  for (let i = 0; i < (hooks.queueColumn ? 5 : 2) && !hooks.extent; i++) {   // padding is in screen pixels, so it depends on the zoom
-    const padX = ctx.r + (model.view.queues.size ? 130 : 50) * k;
-    const padTop = ctx.r + 30 * k, padBottom = ctx.r + (22 + 15 * (lines + 1)) * k;
+  for (let i = 0; i < (hooks.queueColumn || hooks.leftBox ? 5 : 2) && !hooks.extent; i++) {   // padding is in screen pixels, so it depends on the zoom
+    // (on a phone the queue rows hang under their nodes, half a row's width each side: less)
+    const padX = ctx.r + (model.view.queues.size ? (W < 600 ? 75 : 130) : 50) * k;
+    // a layout's box of counters left of the figure (the tree's tokens) gets a margin of its own
+    const padL = Math.max(padX, ctx.r + (W >= 600 && hooks.leftBox || 0) * k);
+    // (queue rows over a node are larger by qf in present mode: coterie-example4's X_u2 row
+    // was cut by the top edge)
+    // (a phone's tree puts its counters under it: hooks.leftBox lines of room there instead)
+    const padTop = ctx.r + (30 + (model.view.queues.size ? 30 * ((ctx.qf || 1) - 1) : 0)) * k, padBottom = ctx.r + (22 + 15 * (lines + 1) + (W < 600 && hooks.leftBox ? 30 : 0)) * k;
     let x1 = Math.max(...xs) + padX;
     const y0 = Math.min(...ys) - padTop, y1 = Math.max(...ys) + padBottom;
     if (hooks.queueColumn && hooks.queueColumn(model.view) && W >= 600) {   // room for the queue table
-      const rows = Array.from(model.view.queues.values()).filter((q) => (q.items || []).length).length;
       const kq = k * (ctx.qf || 1);
-      x1 = Math.max(...xs) + ctx.r + (30 + COL_W * tableShape(rows, H, ctx.qf || 1).cols) * kq;
+      stage.tableW = tableWidth(model.view);
+      x1 = Math.max(...xs) + ctx.r + (30 + stage.tableW) * kq;
     }
-    const x0 = Math.min(...xs) - padX;
+    const x0 = Math.min(...xs) - padL;
     box = [x0, y0, x1 - x0, y1 - y0];
     k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
   }
@@ -327,7 +387,9 @@ function fitViewBox(stage, model, ctx, hooks) {
   stage.top = box[1] - Math.max(0, (H * k - box[3]) / 2);
   // Nodes closer than ~95 screen pixels have no room for detail lines (tooltips and the
   // inspector still have them).
-  stage.dense = near / k < 95;
+  // A layout whose detail lines hang under nodes stacked in rows (the tree) needs the lines'
+  // height between two rows as well, and room for the tokens travelling on the edges there.
+  stage.dense = near / k < (hooks.rowsBelow ? Math.max(95, 2 * Math.min(34, near * 0.32) / k + 70 + 14 * lines) : 95);
   stage.near = near;
   stage.svg.style.setProperty("--k", k.toFixed(3));
   for (const m of stage.svg.querySelectorAll("marker")) {
@@ -345,17 +407,21 @@ export function renderView(stage, model, hooks, handlers, state) {
   const present = document.body.classList.contains("present");
   // queue rows a size larger on a projector (names and chips ≥ 16 px at 1920×1080)
   const ctx = { ...sizing(n), selected: state.selected, armed: state.armed,
-                qf: present ? 1.6 : 1 };
+                qf: present ? 1.6 : 1, lh: present ? 18 : 14 };
   const d = model.dirty;
   const geometryChanged = state.lastN !== n;
   state.lastN = n;
-  const all = d.all || geometryChanged || state.forceAll;
+  // the queue table got wider than the fit left room for (a row grew while stepping): refit
+  const wider = hooks.queueColumn && d.queues && hooks.queueColumn(model.view) && stage.tableW != null
+    && tableWidth(model.view) > stage.tableW + 1;
+  const all = d.all || geometryChanged || state.forceAll || wider;
   state.forceAll = false;
   if (all) fitViewBox(stage, model, ctx, hooks);
   // Small views get bigger nodes: at least ~20 screen pixels of radius on a projector.
   // Nodes as big as their spacing allows (a third of the distance to the nearest one).
   if (Number.isFinite(stage.near)) ctx.r = Math.max(ctx.r, Math.min(34, stage.near * 0.32));
-  if (n <= 16 && stage.k) ctx.r = Math.max(ctx.r, (present ? 26 : 20) * stage.k);
+  // (never so big that two nodes touch: a 15-process tree on a phone)
+  if (n <= 16 && stage.k) ctx.r = Math.max(ctx.r, Math.min((present ? 26 : 20) * stage.k, (stage.near || Infinity) * 0.45));
   ctx.msgSize = Math.max(ctx.msgSize, n <= 16 && stage.k ? 8 * stage.k : 0);
   ctx.k = stage.k || 1;
   ctx.H = stage.H;

@@ -67,7 +67,7 @@ function extent(n, ctx, model) {
     const orders = ((7 + Math.min(m, 8) * (idLen + 3)) * CHAR * k) / 2 * lines;
     const units = r + 5 * k + Math.ceil(n.units.length / 3) * 14 * k;
     return [n.x - Math.max(r, orders), n.y - r * 0.8, n.x + Math.max(units, orders, -r + Math.max(q, Math.min(m, 8) * chip + (m > 8 ? 24 * k : 0))),
-            n.y + r + 67 * k];
+            n.y + r + (2 * (ctx.lh || 14) + 9 + 30 * (ctx.qf || 1)) * k];
   }
   const w = Math.max(r, (9 * CHAR * k) / 2 * lines);
   return [n.x - w, n.y - r - 2 * k, n.x + w, n.y + r + (lines ? 20 : 2) * k];
@@ -109,5 +109,10 @@ export default {
   spreadMessages: true,
   detailsAbove: (n) => n.kind === "task",
   // under the pool's badge and order forms: the name, then the tickets in a row
-  queueAnchor: (n, idx, ctx) => ({ x: n.x - ctx.r, y: n.y + ctx.r + (58 + idx * 36) * (ctx.k || 1), right: true, stack: true }),
+  // (its name's baseline two detail lines below the pool: lh is 18 px in present mode, where
+  // the rows are larger by qf, and used to run into the "0/1 free" badge)
+  queueAnchor: (n, idx, ctx) => {
+    const k = ctx.k || 1, qf = ctx.qf || 1;
+    return { x: n.x - ctx.r, y: n.y + ctx.r + (20 + 2 * (ctx.lh || 14) + 11.5 * qf + idx * 36 * qf) * k, right: true, stack: true };
+  },
 };

@@ -100,12 +100,24 @@ function relayout(view) {
   if (view.layout !== "ring" || !res.length) return null;
   const cx = 500, cy = CY;
   if (res.length !== 2) {
-    if (clients <= 12) return null;
-    // many clients: the clients' circle moves well out, so that none sits on a resource
-    // (their queues are drawn in a table beside the figure: queueColumn)
+    if (clients <= 12) {
+      // a few clients: the resources' ring widens to 1.35 of its radius (the clients stay,
+      // between the resources' angles), and the queues go to the table beside the figure:
+      // kept inside the ring, R1's rows met R3's and the clients' detail lines
+      // (datta-printed-double-cs), and the view is wider than it is high anyway
+      return (n) => {
+        if (n.__placed) return n;
+        if (n.kind === "resource") { n.x = cx + (n.x - cx) * 1.35; n.y = cy + (n.y - cy) * 1.35; }
+        n.__placed = true; n.__crowd = true;
+        return n;
+      };
+    }
+    // many clients: both circles grow (the ring and its cycle are what a class looks at, so the
+    // ring gets the larger share), the clients a ring's gap outside it so that none sits on a
+    // resource (the queues are drawn in a table beside the figure: queueColumn)
     return (n) => {
       if (n.__placed) return n;
-      const f = n.kind === "client" ? 2.6 : 1.6;
+      const f = n.kind === "client" ? 1.75 : 2.0;
       n.x = cx + (n.x - cx) * f; n.y = cy + (n.y - cy) * f; n.__placed = true; n.__crowd = true;
       return n;
     };
@@ -115,7 +127,13 @@ function relayout(view) {
     const x = n.x, y = n.y;
     n.x = cx + (y - cy) * (n.kind === "resource" ? 1.9 : 0.9);
     n.y = cy - (x - cx) * (n.kind === "resource" ? 1 : 0.95);
-    n.__placed = true;
+    // a client turned onto the R1–R2 line (the third of three: datta-fairness's C3 sat on R1)
+    // goes below or above it, halfway in
+    if (n.kind !== "resource" && Math.abs(n.y - cy) < 120) {
+      n.y = cy + 260 * (n.x >= cx ? 1 : -1);
+      n.x = cx + (n.x - cx) * 0.5;
+    }
+    n.__placed = true; n.__turned = true;
     return n;
   };
 }
@@ -123,12 +141,12 @@ function relayout(view) {
 /** With the ring turned, every resource is on the "lower half": queues go under the node. */
 function queueAnchor2(n, idx, ctx) {
   const k = (ctx.k || 1) * (ctx.qf || 1);
-  if (n.kind !== "resource" || !n.__placed) return queueAnchor(n, idx, ctx);
+  if (n.kind !== "resource" || !n.__turned) return queueAnchor(n, idx, ctx);
   const lines = ctx.dense ? 0 : details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0);
   return { x: n.x, y: n.y + ctx.r + (16 + lines * 15 + idx * 22) * k, centre: true };
 }
 
-/** A crowded ring (the many-clients relayout) shows its queues as a table beside the figure. */
+/** A ring of three or more resources shows its queues as a table beside the figure. */
 function queueColumn(view) {
   for (const n of view.nodes.values()) return !!n.__crowd;
   return false;

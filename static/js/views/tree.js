@@ -45,6 +45,8 @@ function drawBack(layer, model, ctx) {
     (p, d) => p.setAttribute("d", d));
 }
 
+const LEFT_BOX = 150;   // px: the counters box's width ("not yet legitimate ✗" at 13 px) and a gap
+
 /** Tokens in circulation vs expected, legitimacy, and the root's controller counters. */
 function drawFront(layer, model, ctx) {
   const x = model.view.extra || {};
@@ -62,11 +64,19 @@ function drawFront(layer, model, ctx) {
     () => el("g", { class: "counters" }),
     (g, rs) => {
       g.replaceChildren();
-      g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r - 40 * k},${Math.min(...ys) - ctx.r})`);
+      if ((ctx.W || 900) < 600) {
+        // a phone has no margin left of the tree: the counts go under it, three to a line
+        g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r},${Math.max(...ys) + ctx.r + 22 * k})`);
+        for (let i = 0; i < rs.length; i += 3) text(el("text", { y: (i / 3) * 16 * k }, g), rs.slice(i, i + 3).join(" · "));
+        return;
+      }
+      // in a margin of its own left of every node (common.js fits leftBox px for it), so that
+      // no node's RSet chips or messages run under it
+      g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r - LEFT_BOX * k},${Math.min(...ys) - ctx.r})`);
       text(el("text", { class: "counters-title" }, g), "tokens");
       rs.forEach((r, i) => text(el("text", { y: (i + 1) * 16 * k }, g), r));
     },
-    (rs) => rs.join("|") + k);
+    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600));
 }
 
 export default {
@@ -74,6 +84,8 @@ export default {
   drawBack,
   drawFront,
   edgeDirected: (e) => e.directed === true,
+  leftBox: LEFT_BOX + 10,
+  rowsBelow: true,
   // Above-right of the node, in the gap between rows: beside it, a wide tree's next node in the
   // same row would sit under the chips.
   queueAnchor: (n, idx, ctx) => ({ x: n.x + ctx.r * 0.7, y: n.y - ctx.r - (9 + idx * 18) * (ctx.k || 1), right: true }),
