@@ -242,3 +242,25 @@ def test_a_link_whose_protocol_changed_opens_on_a_page_that_says_so(
         page.wait_for_url(f"**/sim/token-ring-lossy?**link={lid}**")
         page.wait_for_function("() => /\\b4\\b/.test(document.body.innerText)")
         page.screenshot(path=str(screenshots / "link-protocol-changed-viewer.png"))
+
+
+
+def test_a_draw_before_the_links_frame_is_not_a_changed_state(page: Any,
+                                                              live_server: str) -> None:
+    """A draw of the page before the link's frame has arrived (the model still empty at step 0,
+    e.g. a refit while it loads) is no evidence that the state changed: the fresh-clone run met
+    "the replay reached …" with no hash at all on a step-0 link. Draws are announced every few
+    milliseconds from the page's start, so one surely falls between the decode and the frame."""
+    m = httpx.post(f"{live_server}/api/links", json={"scenario": "coterie-disjoint",
+                                                     "variant": "as-printed",
+                                                     "schedule": ["e:u4:request"],
+                                                     "step": 0}).json()
+    page.add_init_script("setInterval(() => window.dispatchEvent("
+                         "new CustomEvent('allocscope:drawn', {detail: {step: 0}})), 3)")
+    page.goto(live_server + m["fragment_url"])
+    page.wait_for_function(READY, arg=0)
+    page.wait_for_timeout(200)
+    notice = page.evaluate("() => { const b = document.getElementById('link-notice');"
+                           " return b && !b.hidden ? b.textContent : ''; }")
+    assert notice == ""
+    assert page.evaluate("() => window.allocscope.model.stateHash") == m["state_hash"]

@@ -148,7 +148,8 @@ export async function startShare(ctx) {
   if (typeof rec.scenario === "object") showSharedScenario(rec);
   if (rec.notice) banner(rec.notice);
   const onDrawn = () => {
-    if (ctx.model.step !== rec.step) return;
+    // a draw before the link's frame arrived (no hash yet: a refit while loading) proves nothing
+    if (ctx.model.step !== rec.step || !ctx.model.stateHash) return;
     window.removeEventListener("allocscope:drawn", onDrawn);
     const bad = checkHash(rec, ctx.model.stateHash);
     if (bad) banner(bad, "error");
