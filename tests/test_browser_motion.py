@@ -14,8 +14,9 @@ from .test_browser import open_viewer, state, wait_step
 
 pytestmark = pytest.mark.browser
 
-# Plays for `ms` milliseconds and returns the label shown and the rate measured between the
-# first and the last step drawn (page clock, steps as the model saw them).
+# Plays for `ms` milliseconds and returns the label shown and the rate measured as the
+# least-squares slope of step over time through every draw that moved (page clock, steps as the
+# model saw them): two end points alone let one late draw on a busy machine move the rate 10 %.
 MEASURE_JS = """async (ms) => {
   const m = window.allocscope.model, a = window.allocscope.act;
   const label = document.getElementById('speed-out').textContent;
@@ -27,8 +28,11 @@ MEASURE_JS = """async (ms) => {
   await a.pause();
   window.removeEventListener('allocscope:drawn', on);
   const moving = pts.filter((p) => p[1] > pts[0][1]);
-  const f = moving[0], l = moving[moving.length - 1];
-  return {label, steps: l[1] - f[1], rate: (l[1] - f[1]) / ((l[0] - f[0]) / 1000)};
+  const f = moving[0], l = moving[moving.length - 1], n = moving.length;
+  const mt = moving.reduce((a, p) => a + p[0], 0) / n, ms_ = moving.reduce((a, p) => a + p[1], 0) / n;
+  let num = 0, den = 0;
+  for (const [t, k] of moving) { num += (t - mt) * (k - ms_); den += (t - mt) * (t - mt); }
+  return {label, steps: l[1] - f[1], rate: 1000 * num / den};
 }"""
 
 

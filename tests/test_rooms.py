@@ -311,20 +311,25 @@ def test_the_teachers_speed_is_mirrored_to_the_class(live_server: str) -> None:
 
 
 def test_a_big_load_in_one_room_does_not_stall_another(live_server: str) -> None:
-    """A fork replays the room's whole timeline and encodes its full frame (1,043 steps of the
+    """A fork replays the room's whole timeline and encodes its full frame (≈ 3,000 steps of the
     38-process ring here): that runs in a worker thread on the work budget (app/offload.py),
     so a teacher in another room on the same worker keeps getting quick answers meanwhile (9
     in 10 within half a fork's time: this machine is shared, single answers can be late)."""
     from protocols import service
-    run = service.Run(gallery()["datta-stress"], None, "random", 1, 5000)
+    from protocols.scenario import parse
+    # datta-stress with six requests per client (≈ 3,000 steps): the kernel got fast enough
+    # that forks of the gallery run (≈ 70 ms) were too short to tell a stall from load
+    big = gallery()["datta-stress"].model_dump(mode="json")
+    big["workload"]["generate"]["requests"] = 6
+    run = service.Run(parse(big), None, "random", 1, 20000)
     run.drive()
     trace = list(run.sim.trace)
-    heavy = start_room(live_server, scenario="datta-stress", schedule=trace, step=len(trace))
+    assert len(trace) > 2500
+    heavy = start_room(live_server, scenario=big, schedule=trace, step=len(trace))
     light = start_room(live_server, scenario="datta-fig3", variant="naive", schedule=[], step=0)
     t = Member(live_server, light["code"], "teacher", light["secret"])
     t.cmd(op="scheduler", kind="round-robin")
-    # twelve forks: each is quick on an idle machine (≈ 70 ms), so three left too short a window
-    # to measure ten of the teacher's answers in
+    # twelve forks, so that the window holds well over ten of the teacher's answers
     forkers = [Member(live_server, heavy["code"]) for _ in range(12)]
     for s in forkers:
         frame(s, timeout=30)
