@@ -106,6 +106,14 @@ def check_caption(page: Any, sid: str) -> dict[str, Any]:
     return m
 
 
+# Scenarios whose phone figure (390 x 844, at the figure moment) still has overlapping or cut
+# labels: the task_game layout is a projector's row of network nodes (to be stacked on a phone),
+# coterie-example4's two crowded clients, kout chips and a ResT label on a node or on the
+# counters under the tree. Measured, not hidden.
+PHONE_NOT_YET = {"coterie-example4", "game-conflict", "game-locality-chain", "game-lost-winning",
+                 "kout-chaos", "kout-random", "found-kout-tree-as-printed-extra-resource-token"}
+
+
 @pytest.mark.parametrize("sid", SCENARIOS)
 def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str, sid: str,
                                                      screenshots: Path) -> None:
@@ -138,6 +146,12 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
     page.set_viewport_size({"width": 390, "height": 844})
     open_viewer(page, live_server, f"/sim/{sid}")
     page.screenshot(path=str(out / f"{sid}-390x844.png"), full_page=True)
+    # the phone, on the page already open: the same checks, and no label cut by the figure's edge
+    phone = page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS) + page.evaluate(CLIPPED_JS)
+    if sid in PHONE_NOT_YET:     # strict: once it is clean, take it off the list
+        assert phone, f"{sid} is clean on a phone now: remove it from PHONE_NOT_YET"
+    else:
+        assert phone == [], f"{sid} on a phone: {phone[:6]}"
 
 
 def test_delivering_by_hand_forks_a_branch_and_keeps_the_old_future(page: Any, live_server: str,
@@ -408,6 +422,16 @@ NODE_OVERLAPS_JS = """() => {
     for (const b of bodies) if (!b.g.contains(t) && ov(r, b.r)) out.push([t.textContent.trim(), b.id]);
   }
   return out;
+}"""
+
+CLIPPED_JS = """() => {
+  // a text label of the figure that reaches past the figure's left or right edge (cut off)
+  const v = document.getElementById('view').getBoundingClientRect();
+  return Array.from(document.querySelectorAll('#view text'))
+    .filter(t => t.textContent.trim() && t.getBBox().width)
+    .map(t => [t.textContent.trim(), t.getBoundingClientRect()])
+    .filter(([, r]) => r.left < v.left - 1 || r.right > v.right + 1)
+    .map(([s]) => [s, 'cut by the edge']);
 }"""
 
 # Moments a lesson opens at that are not a scenario's own figure moment or its five sample steps:

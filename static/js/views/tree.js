@@ -66,7 +66,9 @@ function drawFront(layer, model, ctx) {
       g.replaceChildren();
       if ((ctx.W || 900) < 600) {
         // a phone has no margin left of the tree: the counts go under it, three to a line
-        g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r},${Math.max(...ys) + ctx.r + 22 * k})`);
+        // (under the bottom row's detail lines when those are shown: kout-fig3's ran into them)
+        const lines = ctx.dense ? 0 : Math.max(0, ...Array.from(model.view.nodes.values()).map((n) => details(n).length));
+        g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r},${Math.max(...ys) + ctx.r + (22 + (ctx.lh || 14) * lines) * k})`);
         for (let i = 0; i < rs.length; i += 3) text(el("text", { y: (i / 3) * 16 * k }, g), rs.slice(i, i + 3).join(" · "));
         return;
       }
@@ -76,7 +78,7 @@ function drawFront(layer, model, ctx) {
       text(el("text", { class: "counters-title" }, g), "tokens");
       rs.forEach((r, i) => text(el("text", { y: (i + 1) * 16 * k }, g), r));
     },
-    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600));
+    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600) + ctx.dense);
 }
 
 export default {
