@@ -143,6 +143,11 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
     page.screenshot(path=str(out / f"{sid}-1920x1080-present.png"))
     # what the class sees on the projector: no label on another, none on another node
     assert page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS) == [], f"{sid} present"
+    # the tree's token counts are the stabilisation lesson's point: readable from the back row
+    if sc.protocol == "kout_tree":
+        hs = page.evaluate("() => Array.from(document.querySelectorAll('#view .counters text'))"
+                           ".map(t => t.getBoundingClientRect().height)")
+        assert hs and min(hs) >= 18, f"{sid}: counters {hs} px high in present mode"
     page.set_viewport_size({"width": 390, "height": 844})
     open_viewer(page, live_server, f"/sim/{sid}")
     page.screenshot(path=str(out / f"{sid}-390x844.png"), full_page=True)
