@@ -461,3 +461,22 @@ def test_no_label_overlaps_at_lesson_moments(page: Any, live_server: str, screen
     page.screenshot(path=str(screenshots / f"{sid}-{variant}-{step}.png"))
     assert page.evaluate(OVERLAPS_JS) == []
     assert page.evaluate(NODE_OVERLAPS_JS) == []
+
+
+def test_a_long_legend_keeps_to_two_rows_beside_the_figure(page: Any, live_server: str,
+                                                          screenshots: Path) -> None:
+    """datta-stress at 1280x720: fifteen message types made the legend four rows, taken from the
+    ring's height; it keeps to two, and a button shows the rest (and hides it again)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_viewer(page, live_server, "/sim/datta-stress")
+    legend = page.locator("#legend")
+    assert legend.bounding_box()["height"] <= 50
+    n = legend.locator(".lg").count()
+    more = legend.locator(".lg-more")
+    assert more.get_attribute("aria-expanded") == "false" and "more" in more.text_content()
+    page.screenshot(path=str(screenshots / "datta-stress-1280x720-legend.png"))
+    more.click()
+    assert legend.bounding_box()["height"] > 70 and legend.locator(".lg").count() == n
+    assert legend.locator(".lg").last.is_visible()
+    more.click()
+    assert legend.bounding_box()["height"] <= 50
