@@ -416,6 +416,7 @@ export function renderView(stage, model, hooks, handlers, state) {
     && tableWidth(model.view) > stage.tableW + 1;
   const all = d.all || geometryChanged || state.forceAll || wider;
   state.forceAll = false;
+  if (hooks.place) hooks.place(model, stage);   // a layout that moves nodes for this view's size
   if (all && !state.keepBox) fitViewBox(stage, model, ctx, hooks);
   // Small views get bigger nodes: at least ~20 screen pixels of radius on a projector.
   // Nodes as big as their spacing allows (a third of the distance to the nearest one).
