@@ -106,6 +106,13 @@ def check_caption(page: Any, sid: str) -> dict[str, Any]:
     return m
 
 
+# Scenarios whose phone figure (390 x 844, at the figure moment) still has overlapping or cut
+# labels: coterie-example4's two crowded clients, kout chips and a ResT label on a node or on
+# the counters under the tree. Measured, not hidden.
+PHONE_NOT_YET = {"coterie-example4", "kout-chaos", "kout-random",
+                 "found-kout-tree-as-printed-extra-resource-token"}
+
+
 @pytest.mark.parametrize("sid", SCENARIOS)
 def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str, sid: str,
                                                      screenshots: Path) -> None:
@@ -135,9 +142,22 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
     page.screenshot(path=str(out / f"{sid}-1920x1080-present.png"))
     # what the class sees on the projector: no label on another, none on another node
     assert page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS) == [], f"{sid} present"
+    # the tree's token counts are the stabilisation lesson's point: readable from the back row
+    if sc.protocol == "kout_tree":
+        hs = page.evaluate("() => Array.from(document.querySelectorAll('#view .counters text'))"
+                           ".map(t => t.getBoundingClientRect().height)")
+        assert hs and min(hs) >= 18, f"{sid}: counters {hs} px high in present mode"
     page.set_viewport_size({"width": 390, "height": 844})
     open_viewer(page, live_server, f"/sim/{sid}")
     page.screenshot(path=str(out / f"{sid}-390x844.png"), full_page=True)
+    # the phone, on the page already open: the same checks, and no label cut by the figure's edge
+    phone = page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS) + page.evaluate(CLIPPED_JS)
+    if sid.startswith("game-"):    # task_game's nodes are stacked a network node a row there
+        phone += page.evaluate(BODIES_JS)
+    if sid in PHONE_NOT_YET:     # strict: once it is clean, take it off the list
+        assert phone, f"{sid} is clean on a phone now: remove it from PHONE_NOT_YET"
+    else:
+        assert phone == [], f"{sid} on a phone: {phone[:6]}"
 
 
 def test_delivering_by_hand_forks_a_branch_and_keeps_the_old_future(page: Any, live_server: str,
@@ -410,6 +430,29 @@ NODE_OVERLAPS_JS = """() => {
   return out;
 }"""
 
+BODIES_JS = """() => {
+  // two nodes' bodies on each other (game-three-nodes's nine nodes across 390 px)
+  const bs = Array.from(document.querySelectorAll('#view .layer.nodes > g')).map(g => [g.dataset.id,
+    g.querySelector('.body').getBoundingClientRect()]);
+  const out = [];
+  for (let i = 0; i < bs.length; i++) for (let j = i + 1; j < bs.length; j++) {
+    const a = bs[i][1], b = bs[j][1];
+    if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2
+        && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2) out.push([bs[i][0], bs[j][0]]);
+  }
+  return out;
+}"""
+
+CLIPPED_JS = """() => {
+  // a text label of the figure that reaches past the figure's left or right edge (cut off)
+  const v = document.getElementById('view').getBoundingClientRect();
+  return Array.from(document.querySelectorAll('#view text'))
+    .filter(t => t.textContent.trim() && t.getBBox().width)
+    .map(t => [t.textContent.trim(), t.getBoundingClientRect()])
+    .filter(([, r]) => r.left < v.left - 1 || r.right > v.right + 1)
+    .map(([s]) => [s, 'cut by the edge']);
+}"""
+
 # Moments a lesson opens at that are not a scenario's own figure moment or its five sample steps:
 # (scenario, variant, step). kout-random at 605 is the kout-printed-slips lesson's moment (as-printed;
 # full at the same step was reported too).
@@ -432,3 +475,22 @@ def test_no_label_overlaps_at_lesson_moments(page: Any, live_server: str, screen
     page.screenshot(path=str(screenshots / f"{sid}-{variant}-{step}.png"))
     assert page.evaluate(OVERLAPS_JS) == []
     assert page.evaluate(NODE_OVERLAPS_JS) == []
+
+
+def test_a_long_legend_keeps_to_two_rows_beside_the_figure(page: Any, live_server: str,
+                                                          screenshots: Path) -> None:
+    """datta-stress at 1280x720: fifteen message types made the legend four rows, taken from the
+    ring's height; it keeps to two, and a button shows the rest (and hides it again)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_viewer(page, live_server, "/sim/datta-stress")
+    legend = page.locator("#legend")
+    assert legend.bounding_box()["height"] <= 50
+    n = legend.locator(".lg").count()
+    more = legend.locator(".lg-more")
+    assert more.get_attribute("aria-expanded") == "false" and "more" in more.text_content()
+    page.screenshot(path=str(screenshots / "datta-stress-1280x720-legend.png"))
+    more.click()
+    assert legend.bounding_box()["height"] > 70 and legend.locator(".lg").count() == n
+    assert legend.locator(".lg").last.is_visible()
+    more.click()
+    assert legend.bounding_box()["height"] <= 50

@@ -105,3 +105,20 @@ def test_jobs_and_their_cap_are_shared_by_every_server_worker(tmp_path, monkeypa
         again = httpx.post(f"{b}/api/check", json={"scenario": "token-ring",
                                                     "max_states": 100}, timeout=30)
         assert again.status_code == 202
+
+
+def test_a_deadlock_says_nothing_can_move_only_when_nothing_can() -> None:
+    """token-ring-lossy at its figure moment: three requests are still enabled (they serve no
+    one, as the token is lost), so the deadlock's text must not say "nothing can move"; it
+    said so before."""
+    from protocols.runner import build, drive, scheduler_for
+    from protocols.scenario import gallery
+
+    sc = gallery()["token-ring-lossy"]
+    sim = build(sc, sc.variant)
+    drive(sim, scheduler_for(sc, sc.variant), 7)
+    dead = [f for f in sim.monitors.findings.values() if f.kind == "deadlock"]
+    enabled = sim.enabled()
+    assert dead and len(enabled) == 3 and all(not e.progress for e in enabled)
+    assert "nothing can move" not in dead[0].text
+    assert "no enabled event can serve them (the 3 enabled: new requests" in dead[0].text

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from .events import Event, Message
+from .events import FAULT, Event, Message
 
 if TYPE_CHECKING:  # pragma: no cover
     from .sim import Simulator
@@ -268,7 +268,7 @@ class Checks:
         if stuck and not self._deadlocked:
             step = sim.step_no
             cycle = self.wait_cycle()
-            text = "deadlock: " + _who(sim.unfinished(), sim.waiting) + " and nothing can move"
+            text = "deadlock: " + _who(sim.unfinished(), sim.waiting) + _what_is_left(sim.enabled())
             if cycle:
                 text += "; wait-for cycle " + " → ".join(map(str, cycle + cycle[:1]))
             self.findings[(step, "deadlock")] = Finding(step, "deadlock", text, cycle)
@@ -390,6 +390,19 @@ def _who(unfinished: list[str], waiting: Any, plural: bool = False) -> str:
         return f"{', '.join(unfinished)} wait{'s' if one else ''}"
     return (f"{', '.join(unfinished)} "
             f"{'has' if len(unfinished) == 1 else 'have'} not finished")
+
+
+def _what_is_left(enabled: list[Event]) -> str:
+    """How a deadlock's text ends: "nothing can move" only when no event at all is enabled;
+    else what still can happen and cannot help (token-ring-lossy's banner said "nothing can
+    move" beside three enabled requests)."""
+    if not enabled:
+        return " and nothing can move"
+    n = len(enabled)
+    what = "new requests, departures" + (" or faults" if any(e.kind == FAULT for e in enabled) else "")
+    return (f" and no enabled event can serve them (the {n} enabled: {what}, which serve no one)"
+            if n > 1 else f" and no enabled event can serve them (the one enabled: {what}, "
+            "which serve no one)")
 
 
 def _base_violations(cls: type) -> Any:

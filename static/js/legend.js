@@ -69,5 +69,34 @@ export function setupLegend(box) {
       const label = st.short && st.short !== t ? `${t} (${st.short})` : t;
       add(label, (s) => svgEl("path", { d: shapePath(st.shape, 7), fill: st.colour }, s), "lg-msg");
     }
+    clamp(box);
   };
+}
+
+/**
+ * Beside a wide figure the legend keeps to two rows, with a button for the rest: datta's
+ * fifteen message types made it four rows at 1280x720, taken from datta-stress's ring.
+ * (A phone's legend is under the figure and takes nothing from it: left whole.)
+ */
+function clamp(box) {
+  box.classList.remove("clamped", "open");
+  if (innerWidth < 600) return;
+  const items = Array.from(box.querySelectorAll(".lg"));
+  if (!items.length) return;
+  box.classList.add("clamped");     // measured with the room the button takes
+  const tops = Array.from(new Set(items.map((i) => i.offsetTop))).sort((a, b) => a - b);
+  if (tops.length <= 2) { box.classList.remove("clamped"); return; }
+  const hidden = items.filter((i) => i.offsetTop > tops[1]).length;
+  const more = document.createElement("button");
+  more.type = "button";
+  more.className = "lg-more";
+  const label = () => { more.textContent = box.classList.contains("open") ? "fewer" : `+${hidden} more`; };
+  more.addEventListener("click", () => {
+    box.classList.toggle("open");
+    more.setAttribute("aria-expanded", String(box.classList.contains("open")));
+    label();
+  });
+  more.setAttribute("aria-expanded", "false");
+  label();
+  box.appendChild(more);
 }

@@ -416,7 +416,8 @@ export function renderView(stage, model, hooks, handlers, state) {
     && tableWidth(model.view) > stage.tableW + 1;
   const all = d.all || geometryChanged || state.forceAll || wider;
   state.forceAll = false;
-  if (all) fitViewBox(stage, model, ctx, hooks);
+  if (hooks.place) hooks.place(model, stage);   // a layout that moves nodes for this view's size
+  if (all && !state.keepBox) fitViewBox(stage, model, ctx, hooks);
   // Small views get bigger nodes: at least ~20 screen pixels of radius on a projector.
   // Nodes as big as their spacing allows (a third of the distance to the nearest one).
   if (Number.isFinite(stage.near)) ctx.r = Math.max(ctx.r, Math.min(34, stage.near * 0.32));
@@ -445,4 +446,33 @@ export function renderView(stage, model, hooks, handlers, state) {
   }
   if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, { ...ctx, spread: !!hooks.spreadMessages });
   if (hooks.drawFront) hooks.drawFront(stage.front, model, ctx);
+  // A phone has no pixel to spare: the padding the fit guessed (room for rows, chips and
+  // labels that may not be there) is swapped for what was drawn, once, and drawn again at
+  // that zoom (its labels keep their screen size, so a zoom in only brings them closer).
+  if (all && !state.keepBox && (stage.W || 900) < 600 && fitToDrawing(stage)) {
+    state.keepBox = true;
+    state.forceAll = true;
+    try { renderView(stage, model, hooks, handlers, state); } finally { state.keepBox = false; }
+  }
+}
+
+/** Set the view box to the drawing's own box (plus 6 screen px); true if it changed. */
+function fitToDrawing(stage) {
+  let b;
+  try { b = stage.svg.getBBox(); } catch { return false; }
+  if (!b || !b.width || !b.height || !stage.k) return false;
+  const W = stage.W, H = stage.H, pad = 6 * stage.k;
+  const box = [b.x - pad, b.y - pad, b.width + 2 * pad, b.height + 2 * pad];
+  const old = (stage.svg.getAttribute("viewBox") || "").split(" ").map(Number);
+  if (old.length === 4 && box.every((v, i) => Math.abs(v - old[i]) < 0.02 * Math.max(old[2], old[3]))) return false;
+  const k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
+  attr(stage.svg, "viewBox", box.map((v) => v.toFixed(0)).join(" "));
+  stage.k = k;
+  stage.top = box[1] - Math.max(0, (H * k - box[3]) / 2);
+  stage.svg.style.setProperty("--k", k.toFixed(3));
+  for (const m of stage.svg.querySelectorAll("marker")) {
+    attr(m, "markerWidth", (12 * k).toFixed(1));
+    attr(m, "markerHeight", (12 * k).toFixed(1));
+  }
+  return true;
 }

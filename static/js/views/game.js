@@ -96,7 +96,32 @@ function drawBack(layer, model, ctx) {
     (gr) => gr.members.map((n) => `${n.id}${n.x},${n.y}`).join("|") + ctx.r + k + ctx.dense);
 }
 
+/**
+ * On a phone the projector's row of network nodes is stacked, one network node a row (its
+ * tasks above it, its agent and pools, their queues under them): nine nodes across 390 px
+ * overlapped (game-three-nodes). The server's positions are kept on each node (__sx, __sy; a
+ * node patched by a step arrives with them again) so that a wider view gets them back.
+ */
+function place(model, stage) {
+  const nodes = Array.from(model.view.nodes.values());
+  for (const n of nodes) if (n.__sx === undefined) { n.__sx = n.x; n.__sy = n.y; }
+  const agents = nodes.filter((n) => n.kind === "agent").sort((a, b) => a.__sx - b.__sx);
+  const stack = (stage.svg.clientWidth || 900) < 600 && agents.length > 1;
+  stage.svg.classList.toggle("stacked", stack);
+  if (!stack) { for (const n of nodes) { n.x = n.__sx; n.y = n.__sy; } return; }
+  const ys = nodes.map((n) => n.__sy);
+  const rowH = Math.max(...ys) - Math.min(...ys) + 80 + 101 + 40;   // tasks' lines, queues, a gap
+  agents.forEach((a, i) => {
+    for (const n of nodes) {
+      if (n !== a && n.agent !== a.id) continue;
+      n.x = n.__sx - a.__sx + 500;
+      n.y = n.__sy + i * rowH;
+    }
+  });
+}
+
 export default {
+  place,
   details,
   drawFront,
   drawBack,

@@ -46,6 +46,8 @@ function drawBack(layer, model, ctx) {
 }
 
 const LEFT_BOX = 150;   // px: the counters box's width ("not yet legitimate ✗" at 13 px) and a gap
+const PRESENT = 1.5;    // present mode: the counters at 19.5 px (app.css), their box as much wider
+const present = () => document.body.classList.contains("present");
 
 /** Tokens in circulation vs expected, legitimacy, and the root's controller counters. */
 function drawFront(layer, model, ctx) {
@@ -66,17 +68,21 @@ function drawFront(layer, model, ctx) {
       g.replaceChildren();
       if ((ctx.W || 900) < 600) {
         // a phone has no margin left of the tree: the counts go under it, three to a line
-        g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r},${Math.max(...ys) + ctx.r + 22 * k})`);
+        // (under the bottom row's detail lines when those are shown: kout-fig3's ran into them)
+        const lines = ctx.dense ? 0 : Math.max(0, ...Array.from(model.view.nodes.values()).map((n) => details(n).length));
+        g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r},${Math.max(...ys) + ctx.r + (22 + (ctx.lh || 14) * lines) * k})`);
         for (let i = 0; i < rs.length; i += 3) text(el("text", { y: (i / 3) * 16 * k }, g), rs.slice(i, i + 3).join(" · "));
         return;
       }
       // in a margin of its own left of every node (common.js fits leftBox px for it), so that
       // no node's RSet chips or messages run under it
-      g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r - LEFT_BOX * k},${Math.min(...ys) - ctx.r})`);
+      // (a projector's is larger by PRESENT: the counts are what the stabilisation lesson is about)
+      const f = present() ? PRESENT : 1;
+      g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r - LEFT_BOX * f * k},${Math.min(...ys) - ctx.r})`);
       text(el("text", { class: "counters-title" }, g), "tokens");
-      rs.forEach((r, i) => text(el("text", { y: (i + 1) * 16 * k }, g), r));
+      rs.forEach((r, i) => text(el("text", { y: (i + 1) * 16 * f * k }, g), r));
     },
-    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600));
+    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600) + ctx.dense + present());
 }
 
 export default {
@@ -84,7 +90,7 @@ export default {
   drawBack,
   drawFront,
   edgeDirected: (e) => e.directed === true,
-  leftBox: LEFT_BOX + 10,
+  get leftBox() { return LEFT_BOX * (present() ? PRESENT : 1) + 10; },
   rowsBelow: true,
   // Above-right of the node, in the gap between rows: beside it, a wide tree's next node in the
   // same row would sit under the chips.
