@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from .events import FAULT, Event, Message
+from .events import Event, Message
 
 if TYPE_CHECKING:  # pragma: no cover
     from .sim import Simulator
@@ -398,11 +398,11 @@ def _what_is_left(enabled: list[Event]) -> str:
     move" beside three enabled requests)."""
     if not enabled:
         return " and nothing can move"
-    n = len(enabled)
-    what = "new requests, departures" + (" or faults" if any(e.kind == FAULT for e in enabled) else "")
-    return (f" and no enabled event can serve them (the {n} enabled: {what}, which serve no one)"
-            if n > 1 else f" and no enabled event can serve them (the one enabled: {what}, "
-            "which serve no one)")
+    # name what is still enabled (its labels, e.g. "p1 requests the critical section"), so the
+    # sentence never lists kinds of event the protocol does not have
+    shown = "; ".join(e.label for e in enabled[:3])
+    more = f"; and {len(enabled) - 3} more" if len(enabled) > 3 else ""
+    return f" and no enabled event can serve them (still enabled, serving no one: {shown}{more})"
 
 
 def _base_violations(cls: type) -> Any:
