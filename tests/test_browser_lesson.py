@@ -494,3 +494,12 @@ def test_a_long_legend_keeps_to_two_rows_beside_the_figure(page: Any, live_serve
     assert legend.locator(".lg").last.is_visible()
     more.click()
     assert legend.bounding_box()["height"] <= 50
+    # the queue table beside the ring is inside the figure, at 1280x800 and 1280x720 (its
+    # longest row, R2 with a token queue, ran 27 px past the right edge at the figure moment)
+    for h in (800, 720):
+        page.set_viewport_size({"width": 1280, "height": h})
+        page.wait_for_timeout(300)
+        edges = page.evaluate("""() => { const v = document.getElementById('view').getBoundingClientRect();
+          return [v.right, Math.max(...[...document.querySelectorAll('#view .qrow')]
+                                       .map((g) => g.getBoundingClientRect().right))]; }""")
+        assert edges[1] <= edges[0] + 1, (h, edges)

@@ -211,7 +211,7 @@ export function drawQueues(stage, model, ctx, hooks) {
 // resource: the queues go to a table right of the figure, one row per resource that has a
 // non-empty queue ("R3  strong C22 C24 …  weak C19 C6"), in the resources' order. Eight rows fit
 // any view, so the table is one column and the ring keeps the rest of the width.
-const ROW_H = 22, PART_MAX = 6;
+const ROW_H = 22, PART_MAX = 4;
 const chipW = (s) => Math.max(24, String(s).length * 7 + 8);
 
 /** The table's rows: per resource, its non-empty queues (strong, weak, token). */
@@ -359,7 +359,10 @@ function fitViewBox(stage, model, ctx, hooks) {
       k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
     }
   }
-  for (let i = 0; i < (hooks.queueColumn || hooks.leftBox ? 5 : 2) && !hooks.extent; i++) {   // padding is in screen pixels, so it depends on the zoom
+  // padding is in screen pixels, so it depends on the zoom: iterate to the fixed point (with a
+  // queue table of B px beside a W px view each round closes only 1 - B/W of the gap: five
+  // rounds left datta-stress's table 27 px past the right edge)
+  for (let i = 0; i < (hooks.queueColumn || hooks.leftBox ? 40 : 2) && !hooks.extent; i++) {
     // (on a phone the queue rows hang under their nodes, half a row's width each side: less)
     const padX = ctx.r + (model.view.queues.size ? (W < 600 ? 75 : 130) : 50) * k;
     // a layout's box of counters left of the figure (the tree's tokens) gets a margin of its own
