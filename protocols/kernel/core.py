@@ -462,7 +462,9 @@ class Core:
         self._apply(self.event(event_id))
         return ()
 
-    def _apply(self, ev: Event) -> Any:
+    def _effect(self, ev: Event) -> None:
+        """The event's own effect on the state: a delivery, an action (with the eager actions
+        it triggers) or a fault. Every stepping ``_apply`` starts with it."""
         ctx = self._ctx
         self.step_no += 1
         kind = ev.kind
@@ -480,6 +482,9 @@ class Core:
                 self._settle(ctx)
         else:
             self._apply_fault(ctx, ev)
+
+    def _apply(self, ev: Event) -> Any:
+        self._effect(ev)
         touched = self._touched
         if touched:
             refresh = self._refresh

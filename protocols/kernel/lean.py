@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .core import Core, State
-from .events import DELIVER, ENV, LOCAL, PREFIX, TIMEOUT, Event, Message
+from .events import DELIVER, PREFIX, Event, Message
 from .monitors import Monitors
 from .protocol import QuietCtx
 from .sim import Simulator
@@ -233,23 +233,9 @@ class LeanSimulator(Core):
 
     # ------------------------------------------------------------------ stepping
     def _apply(self, ev: Event) -> tuple:
-        """``Simulator._apply`` without narration, metrics and ``_since``."""
-        ctx = self._ctx
-        self.step_no += 1
-        kind = ev.kind
-        if kind == DELIVER:
-            m = ev.msg
-            self._remove_message(m)
-            if m.dst not in self.crashed:
-                self.protocol.deliver(ctx, m)
-                if self._eager_hook is not None:
-                    self._settle(ctx)
-        elif kind in (LOCAL, ENV, TIMEOUT):
-            self.protocol.apply(ctx, ev.pid, ev.id.split(":", 2)[2])
-            if self._eager_hook is not None:
-                self._settle(ctx)
-        else:
-            self._apply_fault(ctx, ev)
+        """``Core._apply`` that also reports which processes the step touched and their
+        states' numbers (for the explorer's incremental key)."""
+        self._effect(ev)
         # The processes whose state this step may have changed, and their states' numbers: all
         # others keep theirs, which lets the explorer update its canonical key instead of
         # rebuilding it.
