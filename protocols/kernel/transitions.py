@@ -561,13 +561,10 @@ class Transitions:
         self.load_nums(st, nums)
         return self._sim
 
-    def successor_key(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
-                      ev: Event, encode: Any) -> tuple[Any, Any] | None:
-        """The key of ``step_fast(st, ..., ev)``'s successor, worked out from numbers alone
-        when ``ev`` replays a recorded local effect that enters no critical section, as
-        ``(key, ident)``, with ``encode(nums, cnums, crashed, cs, waiting)`` the search's key
-        function; None otherwise. Most successors of a search are states already stored: for
-        those, this is all the search needs (no ``Outcome``, no ``State``)."""
+    def _where(self, st: State, ev: Event, cnums: tuple[int, ...]) -> tuple[int, int, str, bool, Any]:
+        """Where ``ev`` acts in a stored state, for its memo key: the process's index, the
+        delivered message's position among ``st.messages`` (-1 for an action), the pid,
+        whether it waits, and its critical-section value (None outside)."""
         m = ev.msg
         if m is not None:
             i = self._index[m[2]]
@@ -577,26 +574,32 @@ class Transitions:
                 if x[0] == seq:
                     break
                 pos += 1
-            ident: Any = cnums[pos]
         else:
             i = self._index[ev.pid]
             pos = -1
-            ident = ev.id
         pid = self.pids[i]
-        cs = st.cs
         csv = None
-        if cs:
-            for c in cs:
-                if c[0] == pid:
-                    csv = c[1]
-                    break
-        waiting = st.waiting
+        for c in st.cs:
+            if c[0] == pid:
+                csv = c[1]
+                break
         w = False
-        if waiting:
-            for x in waiting:
-                if x[0] == pid:
-                    w = True
-                    break
+        for x in st.waiting:
+            if x[0] == pid:
+                w = True
+                break
+        return i, pos, pid, w, csv
+
+    def successor_key(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
+                      ev: Event, encode: Any) -> tuple[Any, Any] | None:
+        """The key of ``step_fast(st, ..., ev)``'s successor, worked out from numbers alone
+        when ``ev`` replays a recorded local effect that enters no critical section, as
+        ``(key, ident)``, with ``encode(nums, cnums, crashed, cs, waiting)`` the search's key
+        function; None otherwise. Most successors of a search are states already stored: for
+        those, this is all the search needs (no ``Outcome``, no ``State``)."""
+        i, pos, pid, w, csv = self._where(st, ev, cnums)
+        ident = cnums[pos] if pos >= 0 else ev.id
+        cs, waiting = st.cs, st.waiting
         eff = self._effects.get((ident, nums[i], w, csv))
         if eff is None or eff[5]:
             return None
@@ -624,36 +627,10 @@ class Transitions:
         """``step(st, ev)`` on a stored state with its numbers, replaying a recorded local
         transition when there is one. The outcome carries ``nums`` / ``cnums``; its
         ``violations`` may be None (``judge`` fills them in when they are needed)."""
-        m = ev.msg
         msgs = st.messages
-        if m is not None:
-            i = self._index[m[2]]
-            seq = m[0]
-            pos = 0
-            for x in msgs:
-                if x[0] == seq:
-                    break
-                pos += 1
-            ident: Any = cnums[pos]
-        else:
-            i = self._index[ev.pid]
-            pos = -1
-            ident = ev.id
-        pid = self.pids[i]
-        cs = st.cs
-        csv = None
-        if cs:
-            for c in cs:
-                if c[0] == pid:
-                    csv = c[1]
-                    break
-        waiting = st.waiting
-        w = False
-        if waiting:
-            for x in waiting:
-                if x[0] == pid:
-                    w = True
-                    break
+        i, pos, pid, w, csv = self._where(st, ev, cnums)
+        ident = cnums[pos] if pos >= 0 else ev.id
+        cs, waiting = st.cs, st.waiting
         mk = (ident, nums[i], w, csv)
         eff = self._effects.get(mk)
         if eff is None:
