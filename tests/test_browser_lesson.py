@@ -88,6 +88,10 @@ def test_every_gallery_scenario_has_a_figure_moment() -> None:
 
 def check_caption(page: Any, sid: str) -> dict[str, Any]:
     kind, what = CAPTIONS[sid]
+    # the model can run a frame ahead of the DOM (drawing waits for the next animation frame):
+    # read the moments only once the drawn step and length are the model's
+    page.wait_for_function("() => { const m = window.allocscope.model, b = document.body.dataset;"
+                           " return b.step === String(m.step) && b.total === String(m.total); }")
     m = page.evaluate(MODEL_JS)
     if kind == "cycle":
         assert any(sorted(c) == sorted(what) for c in m["cycles"]), (sid, m["cycles"])
