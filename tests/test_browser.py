@@ -58,6 +58,9 @@ def open_viewer(page: Any, base: str, path: str) -> dict[str, Any]:
     page.goto(base + path)
     page.wait_for_function("() => document.body.dataset.ready === '1' && "
                            "window.allocscope.model.view.nodes.size > 0")
+    # the model can be a frame ahead of the DOM: return once what is drawn is the model's step
+    page.wait_for_function("() => { const m = window.allocscope.model, b = document.body.dataset;"
+                           " return b.step === String(m.step) && b.total === String(m.total); }")
     return state(page)
 
 
