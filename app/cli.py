@@ -223,9 +223,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     sc = _resolve(args.scenario)
     if args.seeds < 1:
         raise ScenarioError("sweep: --seeds must be at least 1")
+    from protocols.verify.sweep import core_fits
+    if args.engine == "core" and not core_fits(sc):
+        raise ScenarioError(f"sweep: --engine core does not fit {sc.id} (it has faults, or is "
+                            f"coterie, whose charges need the simulator)")
     res = sweep(sc, args.variant, args.seeds, scheduler_address=args.scheduler_address,
                 workers=args.workers, chunk=args.chunk, steps=args.steps, out=args.out,
-                progress=(not args.no_progress and (args.progress or sys.stderr.isatty())))
+                progress=(not args.no_progress and (args.progress or sys.stderr.isatty())),
+                engine=args.engine)
     if args.json:
         _print(res)
     else:
@@ -338,6 +343,10 @@ def _verify_parsers(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--variant")
     w.add_argument("--steps", type=int, help="step budget per run (default: the scenario's)")
     w.add_argument("--chunk", type=int, default=250, help="seeds per task")
+    w.add_argument("--engine", choices=["core", "simulator"],
+                   help="step the headless kernel core (default where it fits: fault-free, "
+                   "not coterie; a run not all-served is re-run on the simulator) or the "
+                   "full simulator")
     w.add_argument("--workers", type=int, help="local processes (default: all cores)")
     w.add_argument("--scheduler-address", help="run on this Dask distributed scheduler")
     w.add_argument("--out", default="sweep", help="output prefix: PREFIX.svg and PREFIX.json")
