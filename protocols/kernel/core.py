@@ -146,6 +146,7 @@ class Core:
         self._n_acts = 0
         self._multi = 0
         self._n_progress = 0         # enabled action events with progress (see can_progress)
+        self._progress = [0] * len(self.pids)   # of them, each process's
 
     def state(self) -> State:
         """The current global state as immutable data."""
@@ -223,7 +224,8 @@ class Core:
             self.waiting[pid] = (self.step_no, self.monitors.cs_entries)
 
     def _enter_cs(self, pid: str, resources: Iterable[str] = ()) -> None:
-        resources = tuple(resources)
+        if type(resources) is not tuple:
+            resources = tuple(resources)
         again = pid in self.cs
         served = self.waiting.pop(pid, None)
         self.cs[pid] = resources
@@ -254,45 +256,59 @@ class Core:
     # ------------------------------------------------------------------ enabled events
     def _refresh(self, i: int) -> None:
         """Recompute the actions of process i (after a step touched it)."""
-        acts = self._acts
-        old = acts.pop(i, None)
-        n_old = n_new = 0
-        if old is not None:
-            n_old = len(old)
-            for e in old:
-                if e.progress:
-                    self._n_progress -= 1
         pid = self.pids[i]
-        if pid not in self.crashed:
-            found = self.protocol.actions(self.config, pid, self.procs[i])
-            if found:
-                # This process's last Event per action name, reused while the protocol reports
-                # an equal Action (compared, not hashed: a label is usually a fresh string).
-                mine = self._events_by_name[i]
-                new = []
-                for a in found:
-                    hit = mine.get(a.name)
-                    if hit is not None and hit[0] == a:
-                        e = hit[1]
-                    else:
-                        if len(mine) >= 64:
-                            mine.clear()
-                        e = _tuple_new(Event, (f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
-                                               a.label or a.name, a.progress, None))
-                        mine[a.name] = (a, e)
-                    new.append(e)
-                    if e.progress:
-                        self._n_progress += 1
-                acts[i] = tuple(new)
-                n_new = len(new)
-        if n_new != n_old:
-            if not n_old:
-                insort(self._order, i)
-            elif not n_new:
-                del self._order[bisect_left(self._order, i)]
-            self._n_acts += n_new - n_old
-            self._multi += (n_new > 1) - (n_old > 1)
+        found = () if pid in self.crashed else self.protocol.actions(self.config, pid,
+                                                                     self.procs[i])
+        acts = self._acts
+        if not found:
+            new, prog = None, 0
+            old = acts.pop(i, None)
+        else:
+            if len(found) == 1:            # the usual case: one action, its Event reused
+                a = found[0]
+                hit = self._events_by_name[i].get(a.name)
+                if hit is None or (hit[0] is not a and hit[0] != a):
+                    hit = self._remember(i, pid, a)
+                new, prog = hit[1], hit[2]
+            else:
+                new = tuple([self._action_event(i, pid, a) for a in found])
+                prog = sum([e.progress for e in new])
+            old = acts.get(i)
+            acts[i] = new
+        if old is not new:
+            if prog != self._progress[i]:
+                self._n_progress += prog - self._progress[i]
+                self._progress[i] = prog
+            n_old = len(old) if old else 0
+            n_new = len(new) if new else 0
+            if n_new != n_old:
+                if not n_old:
+                    insort(self._order, i)
+                elif not n_new:
+                    del self._order[bisect_left(self._order, i)]
+                self._n_acts += n_new - n_old
+                self._multi += (n_new > 1) - (n_old > 1)
         self._enabled = None
+
+    def _action_event(self, i: int, pid: str, a: Any) -> Event:
+        """The Event of process i's Action ``a``: the one made before while the protocol
+        reports this Action (the same object, or an equal one: compared, not hashed, since a
+        label is usually a fresh string), else a new one."""
+        hit = self._events_by_name[i].get(a.name)
+        if hit is None or (hit[0] is not a and hit[0] != a):
+            hit = self._remember(i, pid, a)
+        return hit[1][0]
+
+    def _remember(self, i: int, pid: str, a: Any) -> tuple:
+        """Make and keep process i's Event for Action ``a``, with the tuple of it alone and
+        whether it is progress (what ``_refresh`` stores when it is the only action)."""
+        mine = self._events_by_name[i]
+        if len(mine) >= 64:
+            mine.clear()
+        e = _tuple_new(Event, (f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
+                               a.label or a.name, a.progress, None))
+        hit = mine[a.name] = (a, (e,), 1 if a.progress else 0)
+        return hit
 
     def _refresh_all(self) -> None:
         for i in range(len(self.pids)):
@@ -579,6 +595,8 @@ class Core:
         if self._n_progress:
             return True
         events = self._msg_events
+        if self._all_progress:       # every delivery is progress, and one is enabled if any
+            return bool(events)      # message is in flight (a FIFO channel's head)
         if self.fifo:
             for q in self._chan.values():
                 if events[q[0]].progress:
