@@ -3,7 +3,8 @@
 Returns a JSON-ready dict with the keys of the architecture page, ``result``, ``states``,
 ``seconds``, ``counterexample`` (null or ``{"schedule": [...]}``) and ``link``, plus details:
 ``transitions``, ``depth``, ``reductions``, ``finding`` (what was found, in words) and
-``stopped`` (why a ``limit`` result stopped: ``max_states``, ``cancelled`` or ``timeout``).
+``stopped`` (why a ``limit`` result stopped: ``max_states``, ``cancelled``, ``timeout`` or
+``cpu_time``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_
           symmetry: bool = True, livelock_check: bool = True, partial_order: bool | None = None,
           forget: bool = True, progress: Progress | None = None, progress_every: int = 10_000,
           should_stop: Callable[[], bool] | None = None,
-          max_seconds: float | None = None) -> dict[str, Any]:
+          max_seconds: float | None = None,
+          max_cpu_seconds: float | None = None) -> dict[str, Any]:
     """Explore every schedule of ``scenario`` breadth-first, up to ``max_states`` states.
 
     - ``symmetry``: use the scenario's declared interchangeable processes (if any). Under
@@ -46,7 +48,10 @@ def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_
       ``transitions``, ``depth``, ``frontier`` and ``seconds``; ``should_stop()`` is polled at the
       same moments and a True answer ends the search with result ``limit`` and ``stopped:
       "cancelled"`` (so a web worker can report a progress bar and be cancelled).
-    - ``max_seconds`` bounds the wall time the same way (``stopped: "timeout"``).
+    - ``max_seconds`` bounds the wall time the same way (``stopped: "timeout"``), and
+      ``max_cpu_seconds`` this process's CPU time (``stopped: "cpu_time"``): unlike the wall
+      clock it does not stretch when others load the machine, so the same bound stops the
+      same instance at (nearly) the same state on a busy or an idle machine.
     - ``forget``: key states after the protocol's ``forget`` hook, if it has one (values no
       future step reads, e.g. coterie's dead Lamport times; audited during the search).
     - ``partial_order``: expand one persistent set per state (``por.py``) for a protocol that
@@ -64,14 +69,15 @@ def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_
     return explore(sim, scenario, max_states, symmetry=symmetry, livelock_check=livelock_check,
                    partial_order=partial_order, forget=forget, progress=progress,
                    progress_every=progress_every, should_stop=should_stop,
-                   max_seconds=max_seconds)
+                   max_seconds=max_seconds, max_cpu_seconds=max_cpu_seconds)
 
 
 def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
             symmetry: bool = True, livelock_check: bool = True, partial_order: bool | None = None,
             forget: bool = True, progress: Progress | None = None, progress_every: int = 10_000,
             should_stop: Callable[[], bool] | None = None,
-            max_seconds: float | None = None) -> dict[str, Any]:
+            max_seconds: float | None = None,
+            max_cpu_seconds: float | None = None) -> dict[str, Any]:
     """``check`` on a simulator at step 0 (any protocol object, e.g. a test's own); fresh
     simulators for replays are made with ``Simulator(sim.protocol, scenario, sim.variant)``."""
 
@@ -91,7 +97,8 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
     with_livelock = livelock_check and group == 1 and reducer is None
     options = SearchOptions(max_states=max_states, keep_edges=with_livelock, progress=progress,
                             progress_every=progress_every, should_stop=should_stop,
-                            max_seconds=max_seconds, expansion=reducer,
+                            max_seconds=max_seconds, max_cpu_seconds=max_cpu_seconds,
+                            expansion=reducer,
                             audit=ForgetAudit(fresh, keyer) if keyer.forgets else None)
     search = Search(ts, options, keyer.key)
     try:

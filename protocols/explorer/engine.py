@@ -73,7 +73,10 @@ class SearchOptions:
     - ``expansion``: a reduction plug-in (``por.PartialOrder``).
     - ``audit(state, schedule)``: called with each new state (``audit.ForgetAudit``).
     - ``progress(info)`` every ``progress_every`` new states; ``should_stop()`` polled then
-      (True: ``cancelled``); ``max_seconds`` bounds the wall time (``timeout``).
+      (True: ``cancelled``); ``max_seconds`` bounds the wall time (``timeout``),
+      ``max_cpu_seconds`` the CPU time of this process (``time.process_time``; ``cpu_time``),
+      which does not depend on how many others share the machine, so a bounded run stops at
+      the same state under any load (up to the poll granularity).
     """
 
     max_states: int = 200_000
@@ -93,6 +96,7 @@ class SearchOptions:
     progress_every: int = 10_000
     should_stop: Callable[[], bool] | None = None
     max_seconds: float | None = None
+    max_cpu_seconds: float | None = None
 
 
 class Adjacency:
@@ -177,7 +181,7 @@ class Graph:
 class Stop:
     """Why the search stopped early, and where."""
 
-    kind: str                 # violation | deadlock | goal | final | limit | cancelled | timeout
+    kind: str                 # violation | deadlock | goal | final | limit | cancelled | timeout | cpu_time
     node: int = -1            # the state reached (violation / deadlock)
     schedule: list[str] = field(default_factory=list)
     text: str = ""
@@ -236,6 +240,7 @@ class Search:
         self.graph = Graph()
         self.seen: dict[Key, int] = {}
         self.started = time.perf_counter()
+        self.cpu_started = time.process_time()
         self.max_depth = 0
         self.findings: dict[str, tuple[str, list[str]]] = {}
         self.finals = 0
@@ -471,6 +476,9 @@ class Search:
                     return Stop("cancelled")
                 if o.max_seconds is not None and self.elapsed() > o.max_seconds:
                     return Stop("timeout")
+                if o.max_cpu_seconds is not None and \
+                        time.process_time() - self.cpu_started > o.max_cpu_seconds:
+                    return Stop("cpu_time")
         self.complete = True
         self._report(0)
         return None

@@ -49,10 +49,12 @@ def bound_of(sim: Any, metric: str) -> tuple[float, str]:
 
 
 def worst_case(scenario: Any, variant: str | None, metric: str,
-               max_states: int = 100_000, max_seconds: float | None = None) -> dict[str, Any]:
-    """Breadth-first over (state, running counts); the largest value met and its schedule."""
+               max_states: int = 100_000, max_seconds: float | None = None,
+               max_cpu_seconds: float | None = None) -> dict[str, Any]:
+    """Breadth-first over (state, running counts); the largest value met and its schedule
+    (stopped by the state bound, the wall-time bound or this process's CPU-time bound)."""
     from ..runner import build
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     sim = build(scenario, variant)
     bound, what = bound_of(sim, metric)
     cap = int(bound * _scale(sim, metric)) + 1
@@ -77,6 +79,9 @@ def worst_case(scenario: Any, variant: str | None, metric: str,
             break
         if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
             stopped = "timeout"
+            break
+        if max_cpu_seconds is not None and time.process_time() - cpu0 > max_cpu_seconds:
+            stopped = "cpu_time"
             break
         st, acc, me = todo.popleft()
         _load(sim, st)

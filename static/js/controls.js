@@ -106,6 +106,7 @@ export function setupControls(act) {
   pick.addEventListener("change", () => act.branch(+pick.value));
 
   let lastMarkers = "", lastMarks = "", lastBranches = "";
+  const drawMoments = setupMoments($("bookmarks"), act);
   return function update(m) {
     $("btn-play").textContent = m.playing ? "❚❚ pause" : "▶ play";
     $("btn-play").classList.toggle("on", m.playing);
@@ -160,7 +161,7 @@ export function setupControls(act) {
     }
     const marks = moments(m);
     const msig = `${m.total}|${m.step}|${JSON.stringify(marks)}`;
-    if (msig !== lastMarks) { lastMarks = msig; drawMoments($("bookmarks"), marks, m, act); }
+    if (msig !== lastMarks) { lastMarks = msig; drawMoments(marks, m); }
     const bsig = JSON.stringify([m.branch, m.branches]);
     if (bsig !== lastBranches) {
       lastBranches = bsig;
@@ -210,32 +211,59 @@ export function moments(m) {
   return out.sort((a, b) => a.step - b.step);
 }
 
-/** Labelled chips under the scrubber at their steps; close ones stack in rows. */
-function drawMoments(box, marks, m, act) {
-  box.replaceChildren();
-  box.hidden = !marks.length;
-  if (!marks.length) return;
-  const width = box.clientWidth || 800;
-  const rows = [[], [], []];
-  for (const k of marks) {
-    const x = m.total ? (width * k.step) / m.total : 0;
-    const b = document.createElement("button");
-    b.type = "button";
-    b.className = `moment${k.figure ? " figure" : ""}${k.step === m.step ? " here" : ""}`;
-    b.dataset.step = String(k.step);
-    b.textContent = `${k.figure ? "★ " : ""}${k.step}: ${k.label}`;
-    b.title = `step ${k.step}: ${k.label}${k.figure ? " (the paper's figure)" : ""}`;
-    b.addEventListener("click", () => act.goto(k.step));
-    box.appendChild(b);
-    const w = Math.min(b.scrollWidth + 4, width);
-    let left = Math.max(0, Math.min(width - w, x - 8));
-    let row = rows.findIndex((r) => r.every(([a, z]) => left >= z + 4 || left + w <= a - 4));
-    // a narrow timeline (a phone) may need a fourth row: never one chip over another
-    if (row < 0) { rows.push([]); row = rows.length - 1; }
-    rows[row].push([left, left + w]);
-    b.style.left = `${left}px`;
-    b.style.top = `${row * 1.75}em`;
+/**
+ * Labelled chips under the scrubber at their steps; close ones stack in rows. Returns
+ * draw(marks, m). It reads no layout per step: the box's width comes from a ResizeObserver and
+ * each chip's width is measured once, when it is made (two forced layouts of the whole page per
+ * step were about 2 ms of a 100-process step; issue 15).
+ */
+function setupMoments(box, act) {
+  let width = 0, last = null;
+  const chips = new Map();   // "step|label|figure" -> its button, with its measured width __w
+  new ResizeObserver(() => {
+    const w = box.clientWidth;
+    if (!w || w === width) return;
+    width = w;
+    for (const b of chips.values()) b.__w = 0;    // a new font size (present, phone): measure again
+    if (last) draw(...last);
+  }).observe(box);
+
+  function draw(marks, m) {
+    last = [marks, m];
+    box.hidden = !marks.length;
+    const keys = marks.map((k) => `${k.step}|${k.label}|${k.figure}`);
+    for (const [key, b] of chips) if (!keys.includes(key)) { b.remove(); chips.delete(key); }
+    if (!marks.length) return;
+    if (!width) width = box.clientWidth || 800;
+    const rows = [[], [], []];
+    marks.forEach((k, i) => {
+      let b = chips.get(keys[i]);
+      if (!b) {
+        b = document.createElement("button");
+        b.type = "button";
+        b.dataset.step = String(k.step);
+        b.textContent = `${k.figure ? "★ " : ""}${k.step}: ${k.label}`;
+        b.title = `step ${k.step}: ${k.label}${k.figure ? " (the paper's figure)" : ""}`;
+        b.addEventListener("click", () => act.goto(k.step));
+        chips.set(keys[i], b);
+      }
+      if (box.children[i] !== b) box.insertBefore(b, box.children[i] || null);
+      const cls = `moment${k.figure ? " figure" : ""}${k.step === m.step ? " here" : ""}`;
+      if (b.className !== cls) b.className = cls;
+      if (!b.__w) b.__w = b.scrollWidth + 4;
+      const x = m.total ? (width * k.step) / m.total : 0;
+      const w = Math.min(b.__w, width);
+      const left = Math.max(0, Math.min(width - w, x - 8));
+      let row = rows.findIndex((r) => r.every(([a, z]) => left >= z + 4 || left + w <= a - 4));
+      // a narrow timeline (a phone) may need a fourth row: never one chip over another
+      if (row < 0) { rows.push([]); row = rows.length - 1; }
+      rows[row].push([left, left + w]);
+      const l = `${left}px`, t = `${row * 1.75}em`;
+      if (b.style.left !== l) b.style.left = l;
+      if (b.style.top !== t) b.style.top = t;
+    });
+    const h = `${rows.filter((r) => r.length).length * 1.75}em`;
+    if (box.style.height !== h) box.style.height = h;
   }
-  const used = rows.filter((r) => r.length).length;
-  box.style.height = `${used * 1.75}em`;
+  return draw;
 }

@@ -272,9 +272,10 @@ function handleFrame(msg) {
   if (msg.protocol && msg.protocol.view_kind) hooks = hooksFor(msg.protocol.view_kind);
   if (msg.protocol) setStyles(msg.protocol.message_styles);
   const before = model.step, wasPlaying = model.playing;
-  motion.before(model, ui.speed);
+  const ta = performance.now();
   const kind = applyFrame(model, msg);
   placeNodes(msg);
+  timing.apply += performance.now() - ta;
   if (kind === "full") ui.fullSinceDraw = true;
   fetchHistory();
   if (model.notice && msg.notice !== ui.lastNotice) toast(model.notice, "notice");
@@ -289,7 +290,8 @@ function handleFrame(msg) {
   motion.after(model, before, ui.speed);
 }
 
-const timing = { frames: 0, view: 0, side: 0, spacetime: 0, other: 0, messages: 0, onmessage: 0 };   // ms, for benchmarks
+const timing = { frames: 0, view: 0, side: 0, spacetime: 0, other: 0, messages: 0, onmessage: 0,   // ms, for benchmarks
+  apply: 0, controls: 0, events: 0, narration: 0, legend: 0 };
 let pending = false;
 function render() {
   if (pending) return;
@@ -308,11 +310,14 @@ function draw() {
   updCorrupt(model, ui.corrupting);
   menu.update(model);
   if (!ui.follow) diff.update(model, ui);
+  const tc = performance.now();
   // While playing fast, the side lists and the diagram refresh a few times a second at most.
   const busy = model.playing && t1 - (ui.sideAt || 0) < 200;
+  let te = tc;
   if (!busy) {
     ui.sideAt = t1;
     updEvents(model);
+    te = performance.now();
     updNarration(model, ui.fullSinceDraw, ui.tab === "log");
     ui.fullSinceDraw = false;
   }
@@ -320,6 +325,7 @@ function draw() {
   if (!model.playing || t2 - (ui.stAt || 0) > 100) { ui.stAt = t2; updSpacetime(model); }
   const t3 = performance.now();
   updLegend(model);
+  const tl = performance.now();
   if (ui.tab === "metrics" && t3 - metricsAt > 250) { metricsAt = t3; renderMetrics($("metrics"), model); }
   clearDirty(model);
   const b = document.body.dataset;
@@ -330,6 +336,8 @@ function draw() {
   window.dispatchEvent(new CustomEvent("allocscope:drawn", { detail: { step: model.step } }));
   const t4 = performance.now();
   timing.frames++; timing.view += t1 - t0; timing.side += t2 - t1; timing.spacetime += t3 - t2; timing.other += t4 - t3;
+  // the parts of "side" and "other", for benchmarks/web_latency.py
+  timing.controls += tc - t1; timing.events += te - tc; timing.narration += t2 - te; timing.legend += tl - t3;
 }
 
 window.addEventListener("resize", () => { ui.forceAll = true; render(); });

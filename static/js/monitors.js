@@ -23,7 +23,7 @@ function current(m) {
 }
 
 export function setupMonitors(act) {
-  let lastFired = "";
+  let lastFired = "", lastCulprits = "";
   return function update(m, stage) {
     const mon = m.monitors || {};
     const bad = (mon.violations || []).some((v) => v.step <= m.step) || mon.safety === "violation";
@@ -47,7 +47,11 @@ export function setupMonitors(act) {
     const culprits = new Set();
     if (ll) for (const n of m.view.nodes.values()) if (n.waiting) culprits.add(String(n.id));
     if (bad) for (const n of m.view.nodes.values()) if (n.cs) culprits.add(String(n.id));
-    for (const g of stage.nodes.children) g.classList.toggle("culprit", culprits.has(g.__key));
+    const mark = `${stage.nodesGen}|${Array.from(culprits).join(",")}`;
+    if (mark !== lastCulprits) {    // (node redraws keep the class: views/common.js MARKS)
+      lastCulprits = mark;
+      for (const g of stage.nodes.children) g.classList.toggle("culprit", culprits.has(g.__key));
+    }
 
     const fired = (mon.fired || []).map((x) => `${x.step}:${x.kind}`).join(",");
     if (fired && fired !== lastFired) {

@@ -16,9 +16,8 @@ function wanted() {
 }
 
 /**
- * Wire the "motion" checkbox; returns {before(model, speed), after(model, prevStep, speed)}: `before` notes where
- * every message is drawn (called before a frame is applied), `after` starts the flight of the
- * message the new step delivered, if any.
+ * Wire the "motion" checkbox; returns {after(model, prevStep, speed)}, which starts the flight
+ * of the message the new step delivered, if any.
  */
 export function setupMotion(box, svg) {
   if (box) {
@@ -26,24 +25,21 @@ export function setupMotion(box, svg) {
     box.addEventListener("change", () => localStorage.setItem(KEY, box.checked ? "1" : "0"));
   }
   const on = () => (box ? box.checked : wanted());
-  let where = new Map();
   function layer() {
     let l = svg.querySelector(".layer.flights");
     if (!l) { l = document.createElementNS(SVGNS, "g"); l.setAttribute("class", "layer flights"); svg.appendChild(l); }
     return l;
   }
-  function before(model, speed) {
-    where = new Map();
-    if (!on() || (model.playing && speed > 11)) return;   // too fast to see a flight: skip the work
-    for (const g of svg.querySelectorAll(".layer.messages > g")) {
-      const m = /translate\(([-\d.]+),([-\d.]+)\)/.exec(g.getAttribute("transform") || "");
-      if (m) where.set(g.dataset.id, [+m[1], +m[2], g.querySelector(".msg-shape")]);
-    }
-  }
+  // Where the delivered message was drawn is read in `after`: the view is redrawn at the next
+  // animation frame, so its element is still where it waited. (Noting every message's place
+  // before each frame cost a query of them all per step.)
   function after(model, prevStep, speed) {
     if (!on() || model.step !== prevStep + 1) return;
+    if (model.playing && speed > 11) return;   // too fast to see a flight: skip the work
     const id = model.event;
-    const from = id && where.get(String(id));
+    const el = id && svg.querySelector(`.layer.messages > g[data-id="${CSS.escape(String(id))}"]`);
+    const xy = el && /translate\(([-\d.]+),([-\d.]+)\)/.exec(el.getAttribute("transform") || "");
+    const from = xy && [+xy[1], +xy[2], el.querySelector(".msg-shape")];
     const rec = model.history[model.history.length - 1];
     if (!from || !rec || rec.step !== model.step || rec.dst == null) return;
     const dst = model.view.nodes.get(String(rec.dst));
@@ -69,5 +65,5 @@ export function setupMotion(box, svg) {
     };
     tick(t0);
   }
-  return { before, after, enabled: on };
+  return { after, enabled: on };
 }

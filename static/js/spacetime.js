@@ -14,9 +14,20 @@ export function setupSpacetime(svg, act) {
   const dotsG = el("g", { class: "dots" }, svg);
   const cursor = el("line", { class: "st-cursor" }, svg);
   const axis = el("text", { class: "st-axis" }, svg);
+  // The diagram's size comes from a ResizeObserver, not from clientWidth on each update: that
+  // read, after the frame's other DOM writes, forced a layout of the whole page every step
+  // (30–70 ms per step at 500 processes under load, the largest part of a step's time).
+  let W = svg.clientWidth || 800, H = svg.clientHeight || 140, last = null;
+  new ResizeObserver((entries) => {
+    const r = entries[entries.length - 1].contentRect;
+    if (!r.width || (Math.round(r.width) === W && Math.round(r.height) === H)) return;
+    W = Math.round(r.width); H = Math.round(r.height) || 140;
+    if (last) update(last);
+  }).observe(svg);
 
-  return function update(m) {
-    const W = svg.clientWidth || 800, H = svg.clientHeight || 140;
+  return update;
+  function update(m) {
+    last = m;
     attr(svg, "viewBox", `0 0 ${W} ${H}`);
     const hi = Math.max(m.step + 8, Math.min(m.total, WINDOW));
     const lo = Math.max(0, Math.min(m.step - WINDOW + 8, hi - WINDOW));
@@ -85,7 +96,7 @@ export function setupSpacetime(svg, act) {
     attr(cursor, "x1", cx); attr(cursor, "x2", cx); attr(cursor, "y1", 2); attr(cursor, "y2", H - 14);
     attr(axis, "x", LEFT); attr(axis, "y", H - 3);
     text(axis, `steps ${lo}–${hi} · cursor at step ${m.step}`);
-  };
+  }
 }
 
 /** The arrowhead marker of the diagram (added once). */
