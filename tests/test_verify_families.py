@@ -20,7 +20,7 @@ from protocols.verify.runner import verify_instance
 CI = {"seeds": 2, "max_states": 30_000}
 CI_FAMILY = {("task_game", "conflicts"): {"seeds": 1, "max_states": 3_000},
              ("kout_tree", "small"): {"seeds": 2, "max_states": 10_000},
-             ("kout_tree", "chaos"): {"seeds": 2, "max_states": 5_000}}
+             ("kout_tree", "chaos"): {"seeds": 2, "max_states": 20_000}}
 
 KNOWN: dict[tuple[str, str, str], str] = {
     # (protocol, family, instance name): "reason, with the counterexample". Emptied when the

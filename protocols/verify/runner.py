@@ -39,6 +39,7 @@ def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
     ex = {k: res.get(k) for k in ("result", "states", "transitions", "depth", "seconds",
                                   "finding", "stopped")}
     ex["livelock_checked"] = res["reductions"]["livelock_checked"]
+    ex["can_finish_checked"] = res["reductions"].get("can_finish_checked", False)
     if res.get("counterexample"):
         ce = res["counterexample"]
         ex["schedule"] = ce["schedule"]
