@@ -141,8 +141,9 @@ class KoutTree(Root, Process, Application, RuleProtocol):
         been served ``target`` times (counted by the kernel's metrics, which time travel keeps)."""
         cfg: Config = sim.config
         served: dict[str, int] = {}
-        for p, *_ in sim.monitors.served:
-            served[p] = served.get(p, 0) + 1
+        if any(cfg.repeat.values()):    # the kernel's list is history: read it only if needed
+            for p, *_ in sim.monitors.served:
+                served[p] = served.get(p, 0) + 1
         for p, s in zip(sim.pids, sim.procs, strict=True):
             if cfg.repeat[p]:
                 if served.get(p, 0) < cfg.target[p]:
