@@ -37,6 +37,10 @@ from ..kernel import Event, Outcome, Simulator, State, Transitions
 from .driver import is_fair_demand, label
 from .keys import Key, Keyer
 
+# Fast-path frontier entries kept unpacked (see ``Search.run``): a bound on the extra memory
+# (a few hundred bytes each) of not packing them.
+UNPACKED = 1024
+
 Progress = Callable[[dict[str, Any]], None]
 # A predicate on the loaded state (the hooks' read-only ``sim``): a text names a finding.
 StateCheck = Callable[[Simulator], "str | None"]
@@ -369,10 +373,14 @@ class Search:
         # where the key is exact and every event is expanded.
         quick = fast and self.exact and self.expansion is None
         encode = owner.encode_parts if quick else None
+        # The frontier keeps its first ``UNPACKED`` fast-path states as they are and packs the
+        # rest as bytes (``Transitions.pack``): a narrow search (the two-client ring, Fig. 3)
+        # then never packs and unpacks, a wide one still stores its frontier compactly.
+        unpacked = UNPACKED
         while queue:
             i = take()
             rep = take_rep()
-            if fast and i:
+            if type(rep) is bytes:
                 st, nums, cnums = ts.unpack(rep)
                 st_key = None
             else:
@@ -440,7 +448,12 @@ class Search:
                     if goal and (s := self._found("goal", goal, j, g.path(j))):
                         return s
                     # the frontier keeps fast-path states as bytes (``Transitions.pack``)
-                    reps.append(ts.pack(out) if fast else (out.state, out.acts, None, k))
+                    if not fast:
+                        reps.append((out.state, out.acts, None, k))
+                    elif len(queue) < unpacked:
+                        reps.append((out.state, out.nums, out.cnums, None))
+                    else:
+                        reps.append(ts.pack(out))
                     queue.append(j)
                     if self.audit is not None:
                         self.audit(out.state, lambda j=j: g.path(j))

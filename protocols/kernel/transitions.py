@@ -413,6 +413,8 @@ class Transitions:
         sim.watch_ok = True
         self._index = sim.index
         self._effects: dict[tuple, tuple] = {}
+        # (state, event, where, ident, memo key, effect) of the last ``successor_key``
+        self._last: tuple = (None, None)
         self._dev: dict[tuple[int, int], Event] = {}
         self._msg: dict[tuple[int, int], Message] = {}
         self._acts_of = sim._events_of     # per process index: state number -> action events
@@ -445,6 +447,7 @@ class Transitions:
         recorded again if stepping goes on)."""
         if self.memo:
             self._effects.clear()
+            self._last = (None, None)
             self._dev.clear()
             self._msg.clear()
 
@@ -597,10 +600,14 @@ class Transitions:
         ``(key, ident)``, with ``encode(nums, cnums, crashed, cs, waiting)`` the search's key
         function; None otherwise. Most successors of a search are states already stored: for
         those, this is all the search needs (no ``Outcome``, no ``State``)."""
-        i, pos, pid, w, csv = self._where(st, ev, cnums)
+        i, pos, pid, w, csv = where = self._where(st, ev, cnums)
         ident = cnums[pos] if pos >= 0 else ev.id
         cs, waiting = st.cs, st.waiting
-        eff = self._effects.get((ident, nums[i], w, csv))
+        mk = (ident, nums[i], w, csv)
+        eff = self._effects.get(mk)
+        # ``step_fast`` of the same state and event (the search's next call when this
+        # successor is new) starts from what was worked out here
+        self._last = (st, ev, where, ident, mk, eff)
         if eff is None or eff[5]:
             return None
         _nstate, nnum, scnums, csafter, wafter, _entered, _unf = eff
@@ -628,11 +635,15 @@ class Transitions:
         transition when there is one. The outcome carries ``nums`` / ``cnums``; its
         ``violations`` may be None (``judge`` fills them in when they are needed)."""
         msgs = st.messages
-        i, pos, pid, w, csv = self._where(st, ev, cnums)
-        ident = cnums[pos] if pos >= 0 else ev.id
+        last = self._last
+        if last[0] is st and last[1] is ev:
+            _st, _ev, (i, pos, pid, w, csv), ident, mk, eff = last
+        else:
+            i, pos, pid, w, csv = self._where(st, ev, cnums)
+            ident = cnums[pos] if pos >= 0 else ev.id
+            mk = (ident, nums[i], w, csv)
+            eff = self._effects.get(mk)
         cs, waiting = st.cs, st.waiting
-        mk = (ident, nums[i], w, csv)
-        eff = self._effects.get(mk)
         if eff is None:
             return self._slow(st, nums, cnums, unf, ev, mk)
         nstate, nnum, scnums, csafter, wafter, entered, unf_i = eff
@@ -788,9 +799,12 @@ class Transitions:
         return b"i" + array("i", vals).tobytes()
 
     def unpack(self, blob: bytes) -> tuple[State, tuple[int, ...], tuple[int, ...]]:
-        a = array(chr(blob[0]))
-        a.frombytes(memoryview(blob)[1:])
         k = len(self.pids)
+        if blob[0] == 66:       # b"B": the bytes are the numbers (no array needed)
+            a: Any = blob[1:]
+        else:
+            a = array(chr(blob[0]))
+            a.frombytes(memoryview(blob)[1:])
         nums = tuple(a[:k])
         state_of = self._state_of
         crashed, cs, waiting = self._extra_list[a[k + 1]]
