@@ -629,15 +629,73 @@ class Transitions:
         return encode(nums[:i] + (nnum,) + nums[i + 1:], cnums, st.crashed, cs,
                       waiting), ident
 
+    def successor_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
+                       evs: list[Event], encode: Any) -> list[tuple[Any, Any, tuple]]:
+        """``successor_key`` of each of ``evs`` (events of ``st``) in one call, with where each
+        acts found once per state instead of once per event: per event ``(key, ident, pre)``,
+        ``key`` None where ``successor_key`` says None, and ``pre`` what ``step_fast`` may
+        start from (its ``pre`` argument)."""
+        effects = self._effects
+        index = self._index
+        msgs = st.messages
+        cs, waiting, crashed = st.cs, st.waiting, st.crashed
+        csd = dict(cs) if cs else None
+        wset = frozenset([x[0] for x in waiting]) if waiting else None
+        pos_of = {m[0]: k for k, m in enumerate(msgs)} if msgs else None
+        res = []
+        for ev in evs:
+            m = ev.msg
+            if m is not None:
+                pid = m[2]
+                pos = pos_of[m[0]]
+                ident = cnums[pos]
+            else:
+                pid = ev.pid
+                pos = -1
+                ident = ev.id
+            i = index[pid]
+            csv = csd.get(pid) if csd is not None else None
+            w = pid in wset if wset is not None else False
+            mk = (ident, nums[i], w, csv)
+            eff = effects.get(mk)
+            pre = (st, ev, (i, pos, pid, w, csv), ident, mk, eff)
+            if eff is None or eff[5]:
+                res.append((None, ident, pre))
+                continue
+            nnum, scnums, csafter, wafter = eff[1], eff[2], eff[3], eff[4]
+            c = cnums
+            if pos >= 0:
+                c = c[:pos] + c[pos + 1:]
+            if scnums:
+                c = c + scnums
+            cs2, waiting2 = cs, waiting
+            if csafter != csv:
+                rest = [x for x in cs if x[0] != pid]
+                if csafter is not None:
+                    rest.append((pid, csafter))
+                    rest.sort()
+                cs2 = tuple(rest)
+            if wafter != w:     # the key reads who waits, not since when
+                if wafter:
+                    waiting2 = tuple(sorted(waiting + ((pid, 1, 0),)))
+                else:
+                    waiting2 = tuple([x for x in waiting if x[0] != pid])
+            res.append((encode(nums[:i] + (nnum,) + nums[i + 1:], c, crashed, cs2, waiting2),
+                        ident, pre))
+        return res
+
     def step_fast(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
-                  unf: frozenset, ev: Event) -> Outcome:
+                  unf: frozenset, ev: Event, pre: tuple | None = None) -> Outcome:
         """``step(st, ev)`` on a stored state with its numbers, replaying a recorded local
         transition when there is one. The outcome carries ``nums`` / ``cnums``; its
-        ``violations`` may be None (``judge`` fills them in when they are needed)."""
+        ``violations`` may be None (``judge`` fills them in when they are needed). ``pre``:
+        ``successor_keys``' answer for this state and event."""
         msgs = st.messages
-        last = self._last
+        last = self._last if pre is None else pre
         if last[0] is st and last[1] is ev:
             _st, _ev, (i, pos, pid, w, csv), ident, mk, eff = last
+            if eff is None:     # recorded since (an equal event of the same state)
+                eff = self._effects.get(mk)
         else:
             i, pos, pid, w, csv = self._where(st, ev, cnums)
             ident = cnums[pos] if pos >= 0 else ev.id
