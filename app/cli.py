@@ -146,16 +146,22 @@ def cmd_verify(args: argparse.Namespace) -> int:
                                 f"{0 if opt == 'seeds' else 1}")
     if args.skip < 0 or (args.first is not None and args.skip >= args.first):
         raise ScenarioError("verify: --skip must be at least 0 and below --first")
+    for opt in ("max_seconds", "max_cpu_seconds"):
+        v = getattr(args, opt)
+        if v is not None and not v > 0:
+            raise ScenarioError(f"verify: --{opt.replace('_', '-')} must be above 0")
+    only = _indices(args.only) if args.only is not None else None
     kw = {"quick": args.quick, "max_states": args.max_states, "seeds": args.seeds,
-          "max_seconds": args.max_seconds, "first": args.first,
-          "skip": args.skip}
+          "max_seconds": args.max_seconds, "max_cpu_seconds": args.max_cpu_seconds,
+          "first": args.first, "skip": args.skip, "only": only}
     # a cluster-sized family is not counted up front (that alone takes minutes)
     small = args.count or (not args.first and fam.ci)
     total = sum(1 for _ in tasks(fam, variant, **kw)) if small else None
     if args.count:
         print(total)
         return 0
-    total = total if total is not None else args.first and args.first - args.skip
+    total = total if total is not None else (len(only) if only else
+                                             args.first and args.first - args.skip)
     show = not args.no_progress and (args.progress or sys.stderr.isatty())
     rows: list[dict] = []
     counts = {"ok": 0, "limit": 0, "counterexample": 0}
@@ -188,6 +194,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if summ["counterexample"] else 0
 
 
+def _indices(text: str) -> frozenset[int]:
+    """``--only``'s comma-separated instance indices; a clear error for anything else."""
+    try:
+        out = frozenset(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise ScenarioError(f"verify: --only must be instance indices separated by commas, "
+                            f"not {text!r}") from None
+    if not out or min(out) < 0:
+        raise ScenarioError("verify: --only needs at least one index, each at least 0")
+    return out
+
+
 def _lean(row: dict) -> dict:
     """A row for --json: the schedules stay in the counterexample files."""
     out = {k: v for k, v in row.items() if k != "schedule"}
@@ -205,9 +223,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     sc = _resolve(args.scenario)
     if args.seeds < 1:
         raise ScenarioError("sweep: --seeds must be at least 1")
+    from protocols.verify.sweep import core_fits
+    if args.engine == "core" and not core_fits(sc):
+        raise ScenarioError(f"sweep: --engine core does not fit {sc.id} (it has faults, or is "
+                            f"coterie, whose charges need the simulator)")
     res = sweep(sc, args.variant, args.seeds, scheduler_address=args.scheduler_address,
                 workers=args.workers, chunk=args.chunk, steps=args.steps, out=args.out,
-                progress=(not args.no_progress and (args.progress or sys.stderr.isatty())))
+                progress=(not args.no_progress and (args.progress or sys.stderr.isatty())),
+                engine=args.engine)
     if args.json:
         _print(res)
     else:
@@ -293,12 +316,16 @@ def _verify_parsers(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--variant")
     f.add_argument("--max-states", type=int, help="per-instance state bound (default: the "
                    "family's)")
-    f.add_argument("--max-seconds", type=float, help="per-instance time bound of the explorer")
+    f.add_argument("--max-seconds", type=float, help="per-instance wall-time bound of the "
+                   "explorer (stops at different states under different loads)")
+    f.add_argument("--max-cpu-seconds", type=float, help="per-instance CPU-time bound of the "
+                   "explorer (the worker's time.process_time: the same stop under any load)")
     f.add_argument("--seeds", type=int, help="random schedules per instance (default: family's)")
     f.add_argument("--quick", action="store_true", help="only the family's CI subset")
     f.add_argument("--first", type=int, help="only the first N instances")
     f.add_argument("--skip", type=int, default=0,
                    help="leave out the first N instances (with --first: a slice)")
+    f.add_argument("--only", help="only these instance indices, e.g. 365,368,372")
     f.add_argument("--count", action="store_true", help="print the number of instances")
     f.add_argument("--list", action="store_true", help="list the families")
     f.add_argument("--workers", type=int, help="local processes (default: all cores)")
@@ -316,6 +343,10 @@ def _verify_parsers(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--variant")
     w.add_argument("--steps", type=int, help="step budget per run (default: the scenario's)")
     w.add_argument("--chunk", type=int, default=250, help="seeds per task")
+    w.add_argument("--engine", choices=["core", "simulator"],
+                   help="step the headless kernel core (default where it fits: fault-free, "
+                   "not coterie; a run not all-served is re-run on the simulator) or the "
+                   "full simulator")
     w.add_argument("--workers", type=int, help="local processes (default: all cores)")
     w.add_argument("--scheduler-address", help="run on this Dask distributed scheduler")
     w.add_argument("--out", default="sweep", help="output prefix: PREFIX.svg and PREFIX.json")

@@ -113,7 +113,10 @@ def simpy_ring(n: int, events: int, seed: int = 1) -> float:
 
 class _NullCtx:
     """A context whose effects only store the process state: what is left of a step when the
-    kernel does nothing but call the protocol (the floor for ``protocol_only``)."""
+    kernel does nothing but call the protocol (the floor for ``protocol_only``); like a
+    headless core's, it keeps no narration."""
+
+    narrates = False
 
     def __init__(self, sim) -> None:
         self.config, self._procs, self._index = sim.config, list(sim.procs), sim.index

@@ -43,6 +43,7 @@ def test_rooted_trees_are_counted_as_in_the_literature():
 @pytest.mark.parametrize("proto,name,count", [
     ("datta_ring", "two", 42),       # m=2: 4 requests; 1 client: 4, 2 clients: 10; × 3 tokens
     ("datta_ring", "departures", 42),
+    ("datta_ring", "four", 90),      # m=4: 12 ordered pairs; 1 client: 12, 2 clients: 78
     ("kout_tree", "small", 24),
     ("coterie", "small", 7),
     ("task_game", "conflicts", 42),  # (4 chains + 3 cycles) × 3 node counts × private or not

@@ -3,7 +3,8 @@
 Returns a JSON-ready dict with the keys of the architecture page, ``result``, ``states``,
 ``seconds``, ``counterexample`` (null or ``{"schedule": [...]}``) and ``link``, plus details:
 ``transitions``, ``depth``, ``reductions``, ``finding`` (what was found, in words) and
-``stopped`` (why a ``limit`` result stopped: ``max_states``, ``cancelled`` or ``timeout``).
+``stopped`` (why a ``limit`` result stopped: ``max_states``, ``cancelled``, ``timeout`` or
+``cpu_time``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_
           symmetry: bool = True, livelock_check: bool = True, partial_order: bool | None = None,
           forget: bool = True, progress: Progress | None = None, progress_every: int = 10_000,
           should_stop: Callable[[], bool] | None = None,
-          max_seconds: float | None = None) -> dict[str, Any]:
+          max_seconds: float | None = None,
+          max_cpu_seconds: float | None = None) -> dict[str, Any]:
     """Explore every schedule of ``scenario`` breadth-first, up to ``max_states`` states.
 
     - ``symmetry``: use the scenario's declared interchangeable processes (if any). Under
@@ -46,7 +48,10 @@ def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_
       ``transitions``, ``depth``, ``frontier`` and ``seconds``; ``should_stop()`` is polled at the
       same moments and a True answer ends the search with result ``limit`` and ``stopped:
       "cancelled"`` (so a web worker can report a progress bar and be cancelled).
-    - ``max_seconds`` bounds the wall time the same way (``stopped: "timeout"``).
+    - ``max_seconds`` bounds the wall time the same way (``stopped: "timeout"``), and
+      ``max_cpu_seconds`` this process's CPU time (``stopped: "cpu_time"``): unlike the wall
+      clock it does not stretch when others load the machine, so the same bound stops the
+      same instance at (nearly) the same state on a busy or an idle machine.
     - ``forget``: key states after the protocol's ``forget`` hook, if it has one (values no
       future step reads, e.g. coterie's dead Lamport times; audited during the search).
     - ``partial_order``: expand one persistent set per state (``por.py``) for a protocol that
@@ -64,14 +69,15 @@ def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_
     return explore(sim, scenario, max_states, symmetry=symmetry, livelock_check=livelock_check,
                    partial_order=partial_order, forget=forget, progress=progress,
                    progress_every=progress_every, should_stop=should_stop,
-                   max_seconds=max_seconds)
+                   max_seconds=max_seconds, max_cpu_seconds=max_cpu_seconds)
 
 
 def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
             symmetry: bool = True, livelock_check: bool = True, partial_order: bool | None = None,
             forget: bool = True, progress: Progress | None = None, progress_every: int = 10_000,
             should_stop: Callable[[], bool] | None = None,
-            max_seconds: float | None = None) -> dict[str, Any]:
+            max_seconds: float | None = None,
+            max_cpu_seconds: float | None = None) -> dict[str, Any]:
     """``check`` on a simulator at step 0 (any protocol object, e.g. a test's own); fresh
     simulators for replays are made with ``Simulator(sim.protocol, scenario, sim.variant)``."""
 
@@ -89,9 +95,19 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
         partial_order = _por_by_default(sim, group)
     reducer = _reducer(sim, group) if partial_order else None
     with_livelock = livelock_check and group == 1 and reducer is None
+    # A forget hook that renames message contents (kout_tree's counter rotation) breaks the
+    # livelock search's fairness labels: check instead that every reachable state can still
+    # serve everyone, which needs no labels and no fairness (docs/explorer.md).
+    relabels = keyer.forgets and bool(getattr(sim.protocol, "forget_relabels",
+                                              lambda _c: False)(sim.config))
+    finish = with_livelock and relabels
+    with_livelock = with_livelock and not relabels
+    # The scenario's restriction of the explored events (kout_tree's congestion bound).
+    allowed = getattr(sim.protocol, "explore_events", lambda _c: None)(sim.config)
     options = SearchOptions(max_states=max_states, keep_edges=with_livelock, progress=progress,
                             progress_every=progress_every, should_stop=should_stop,
-                            max_seconds=max_seconds, expansion=reducer,
+                            max_seconds=max_seconds, max_cpu_seconds=max_cpu_seconds,
+                            expansion=reducer, events=allowed, can_finish=finish,
                             audit=ForgetAudit(fresh, keyer) if keyer.forgets else None)
     search = Search(ts, options, keyer.key)
     try:
@@ -105,7 +121,9 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
         "depth": search.max_depth, "seconds": 0.0, "counterexample": None, "link": None,
         "finding": None, "stopped": None,
         "reductions": {"symmetry_group": group, "partial_order": reducer is not None,
-                       "forget": keyer.forgets, "livelock_checked": with_livelock},
+                       "forget": keyer.forgets, "livelock_checked": with_livelock,
+                       "can_finish_checked": finish and search.complete,
+                       "events_restricted": allowed is not None},
     }
     schedule: list[str] | None = None
     extra: dict[str, Any] = {}
@@ -129,6 +147,13 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
                                  f"step {loop_start} on repeat {others}, and every event "
                                  "enabled throughout the loop is taken in it (a weakly fair "
                                  "scheduler can follow it forever)")
+    elif finish and search.complete:
+        stuck = search.cannot_finish()
+        if stuck is not None:
+            schedule = stuck
+            result["result"] = "livelock"
+            result["finding"] = ("cannot finish: after this schedule no schedule serves every "
+                                 "request any more (every run from here starves someone)")
     if schedule is None and stop is not None:
         result["result"] = "limit"
         result["stopped"] = "max_states" if stop.kind == "limit" else stop.kind

@@ -295,6 +295,10 @@ class Ctx:
     __slots__ = ("sim", "narration", "get", "put", "send", "request", "enter_cs", "exit_cs",
                  "cancel", "violation")
 
+    #: Whether ``say`` keeps what it is told: a handler may build its narration only then
+    #: (``if ctx.narrates: ctx.say(f"...")``), since a headless step or a search drops it.
+    narrates = True
+
     def __init__(self, sim: "Simulator") -> None:
         self.sim = sim
         self.narration: list = []
@@ -336,6 +340,7 @@ class QuietCtx(Ctx):
     changes; handlers read it on most steps)."""
 
     __slots__ = ("config",)
+    narrates = False
 
     def __init__(self, sim: "Simulator") -> None:
         super().__init__(sim)

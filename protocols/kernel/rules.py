@@ -50,6 +50,8 @@ KINDS = (LOCAL, ENV, TIMEOUT, RECEIVE)
 Text = str | Callable[[Any, str, Any], str]
 
 ONE, LABEL, PLAIN, FAMILY = "one", "label", "plain", "family"   # how a rule's event is made
+PER_PID = "per-pid"
+PID = "{pid}"         # in a label or waits text: the process's id (the text is otherwise fixed)
 _new = tuple.__new__    # a NamedTuple without its Python-level constructor (hot path)
 
 
@@ -66,7 +68,8 @@ class Rule:
     algorithm: str | None = None   # the paper's algorithm, Case or section
     lines: tuple[int, ...] = ()    # its lines (or Case / page numbers where it has no lines)
     waits: Text = ""               # what a false guard waits for
-    label: Text = ""               # the event's label in the browser (default: "pid name")
+    label: Text = ""               # the event's label in the browser (default: "pid name"); a
+    #                                text naming "{pid}" is filled in once per process
     progress: bool = True          # False: taking it cannot help a waiting process
     role: str | tuple[str, ...] = ""   # which kind(s) of process have it ("" = every process)
     args: Callable[[Any, str, Any], Sequence[str]] | None = None   # a family: one event per arg
@@ -82,7 +85,9 @@ class Rule:
                     else self.when(cfg, pid, state))
 
     def text(self, what: Text, cfg: Any, pid: str, state: Any) -> str:
-        return what(cfg, pid, state) if callable(what) else what
+        if callable(what):
+            return what(cfg, pid, state)
+        return what.replace(PID, pid) if PID in what else what
 
     def events(self, cfg: Any, pid: str, state: Any) -> list[tuple[str, str]]:
         """(name, label) of each event of this action rule, its guard aside: one, or one per
@@ -90,7 +95,8 @@ class Rule:
         if self.args is None:
             return [(self.name, self.text(self.label, cfg, pid, state) or f"{pid} {self.name}")]
         lab = self.label
-        return [(f"{self.name}:{a}", (lab(cfg, pid, state, a) if callable(lab) else lab)
+        return [(f"{self.name}:{a}", (lab(cfg, pid, state, a) if callable(lab)
+                                       else lab.replace(PID, pid))
                  or f"{pid} {self.name}:{a}") for a in self.args(cfg, pid, state)]
 
 
@@ -253,7 +259,8 @@ class RuleProtocol(Protocol):
         return self._memo(config)[2]
 
     def _memo(self, config: Any) -> tuple:
-        """(config, ablated, table, any rule has a role, role -> Plan) for ``config``.
+        """(config, ablated, table, any rule has a role, role -> Plan, the one Plan of a
+        table without roles or None until it is compiled) for ``config``.
 
         The kernel asks about one config again and again (and the web server about a few, one
         per session), so each config's table and plans are kept, by identity: the entry holds
@@ -271,12 +278,12 @@ class RuleProtocol(Protocol):
                 t = self._tables[f] = select(self.rules, f)
             if len(memo) >= 64:
                 memo.clear()
-            entry = (config, self.ablated, t, any(r.role for r in t.rules), {})
+            entry = (config, self.ablated, t, any(r.role for r in t.rules), {}, None)
             memo.append(entry)
         self._last = entry     # one tuple, replaced whole: readers never see half of it
         return entry
 
-    _last: tuple = (object(), None, None, True, {})
+    _last: tuple = (object(), None, None, True, {}, None)
 
     def __getstate__(self) -> dict:
         """Pickled without the caches (they hold configs and bound methods)."""
@@ -292,6 +299,14 @@ class RuleProtocol(Protocol):
         p = last[4].get(me)
         if p is None:
             p = last[4][me] = self._compile(config, pid, state)
+            if not last[3]:     # the only plan: kept in the entry, where actions(),
+                # deliver() and apply() read it without a call to _plan
+                memo = self.__dict__.get("_memos", [])
+                entry = last[:5] + (p,)
+                for k, e in enumerate(memo):
+                    if e is last:
+                        memo[k] = entry
+                self._last = entry
         return p
 
     def _compile(self, config: Any, pid: str, state: Any) -> Plan:
@@ -310,12 +325,16 @@ class RuleProtocol(Protocol):
     @staticmethod
     def _offer(r: Rule) -> tuple:
         """How ``actions()`` offers rule r: (guard, how, what, rule) with how = ONE (``what``
-        is the Action itself: a constant label), LABEL (``what`` labels it), PLAIN (the
-        default label "pid name") or FAMILY (one event per argument, ``Rule.events``)."""
+        is the Action itself: a constant label), PER_PID (``what`` keeps each process's
+        Action: a label naming only "{pid}"), LABEL (``what`` labels it), PLAIN (the default
+        label "pid name") or FAMILY (one event per argument, ``Rule.events``). The same
+        Action object each time lets the kernel reuse its Event without comparing them."""
         if r.args is not None:
             return (r.when, FAMILY, None, r)
         if callable(r.label):
             return (r.when, LABEL, r.label, r)
+        if PID in r.label:
+            return (r.when, PER_PID, {}, r)
         if r.label:
             return (r.when, ONE, Action(r.kind, r.name, r.label, r.progress, r.algorithm,
                                         r.lines), r)
@@ -338,9 +357,19 @@ class RuleProtocol(Protocol):
     # ---- derived behaviour ----------------------------------------------------------------
     def actions(self, config: Any, pid: str, state: Any) -> list[Action]:
         out = []
-        for when, how, what, r in self._plan(config, pid, state).acts:
+        last = self._last         # the plan of a table without roles, read without a call
+        plan = last[5] if last[0] is config and last[1] is self.ablated else None
+        if plan is None:
+            plan = self._plan(config, pid, state)
+        for when, how, what, r in plan.acts:
             if when is None or when(config, pid, state):
-                if how is ONE:
+                if how is PER_PID:           # this process's Action, made at its first use
+                    a = what.get(pid)
+                    if a is None:
+                        a = what[pid] = Action(r.kind, r.name, r.label.replace(PID, pid),
+                                               r.progress, r.algorithm, r.lines)
+                    out.append(a)
+                elif how is ONE:
                     out.append(what)
                 elif how is LABEL:
                     out.append(_new(Action, (r.kind, r.name, what(config, pid, state)
@@ -377,7 +406,11 @@ class RuleProtocol(Protocol):
     def deliver(self, ctx: Ctx, msg: Message) -> None:
         config, dst = ctx.config, msg.dst
         state = ctx.get(dst)
-        for when, _, effect in self._plan(config, dst, state).receivers.get(msg.kind, ()):
+        last = self._last         # as in ``actions``
+        plan = last[5] if last[0] is config and last[1] is self.ablated else None
+        if plan is None:
+            plan = self._plan(config, dst, state)
+        for when, _, effect in plan.receivers.get(msg.kind, ()):
             if when is None or when(config, dst, state, msg):
                 effect(ctx, msg)
                 return
@@ -385,8 +418,17 @@ class RuleProtocol(Protocol):
                                   "in its current state")
 
     def apply(self, ctx: Ctx, pid: str, name: str) -> None:
+        config = ctx.config
+        last = self._last         # as in ``actions``
+        plan = last[5] if last[0] is config and last[1] is self.ablated else None
+        if plan is None:
+            plan = self._plan(config, pid, ctx.get(pid))
+        effect = plan.effects.get(name)       # a name without an argument: no split
+        if effect is not None:
+            effect(ctx, pid, "")
+            return
         head, _, arg = name.partition(":")
-        effect = self._plan(ctx.config, pid, ctx.get(pid)).effects.get(head)
+        effect = plan.effects.get(head)
         if effect is None:
             raise NotImplementedError(f"{self.id}: no rule named {head!r}")
         effect(ctx, pid, arg)    # names are unique within a role

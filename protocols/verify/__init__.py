@@ -8,7 +8,7 @@ runs, ``runner.verify_instance``) from a local process pool or a Dask cluster;
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from .families import Family, get, instances, iter_instances
@@ -17,18 +17,22 @@ from .runner import run_tasks, verify_instance
 
 def tasks(fam: Family, variant: str, *, quick: bool = False, max_states: int | None = None,
           seeds: int | None = None, max_seconds: float | None = None,
-          first: int | None = None, skip: int = 0) -> Iterator[dict[str, Any]]:
+          max_cpu_seconds: float | None = None, first: int | None = None, skip: int = 0,
+          only: Collection[int] | None = None) -> Iterator[dict[str, Any]]:
     """The picklable task of each instance (``first``: only that many, for a taste; ``skip``:
-    not the first ``skip``, so a long family can be run in slices with stable indices)."""
+    not the first ``skip``, so a long family can be run in slices with stable indices;
+    ``only``: just these indices, e.g. the ``limit`` instances of an earlier run)."""
+    last = max(only) if only else None
     for i, inst in enumerate(iter_instances(fam, quick=quick)):
-        if first is not None and i >= first:
+        if (first is not None and i >= first) or (last is not None and i > last):
             return
-        if i < skip:
+        if i < skip or (only is not None and i not in only):
             continue
         yield {"index": i, "name": inst.name, "scenario": inst.scenario, "variant": variant,
                "max_states": max_states or fam.max_states,
                "seeds": fam.seeds if seeds is None else seeds, "steps": fam.steps,
-               "max_seconds": max_seconds, "faults": fam.faults,
+               "max_seconds": max_seconds, "max_cpu_seconds": max_cpu_seconds,
+               "faults": fam.faults,
                "judge_faults": fam.judge_faults, "locality": fam.locality.get(variant),
                "worst": fam.worst}
 

@@ -49,10 +49,12 @@ def bound_of(sim: Any, metric: str) -> tuple[float, str]:
 
 
 def worst_case(scenario: Any, variant: str | None, metric: str,
-               max_states: int = 100_000, max_seconds: float | None = None) -> dict[str, Any]:
-    """Breadth-first over (state, running counts); the largest value met and its schedule."""
+               max_states: int = 100_000, max_seconds: float | None = None,
+               max_cpu_seconds: float | None = None) -> dict[str, Any]:
+    """Breadth-first over (state, running counts); the largest value met and its schedule
+    (stopped by the state bound, the wall-time bound or this process's CPU-time bound)."""
     from ..runner import build
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     sim = build(scenario, variant)
     bound, what = bound_of(sim, metric)
     cap = int(bound * _scale(sim, metric)) + 1
@@ -64,6 +66,9 @@ def worst_case(scenario: Any, variant: str | None, metric: str,
     # counts are those of the unreduced game
     from ..explorer.keys import Keyer
     state_key = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, None, forget=True).key
+    # the scenario's restriction of the explored events, as in ``check`` (kout_tree's
+    # congestion bound on TimeOut)
+    allowed = getattr(sim.protocol, "explore_events", lambda _c: None)(sim.config)
     seen = {(state_key(start), acc0): 0}
     parent: list[tuple[int, str | None]] = [(-1, None)]
     todo = deque([(start, acc0, 0)])
@@ -78,9 +83,14 @@ def worst_case(scenario: Any, variant: str | None, metric: str,
         if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
             stopped = "timeout"
             break
+        if max_cpu_seconds is not None and time.process_time() - cpu0 > max_cpu_seconds:
+            stopped = "cpu_time"
+            break
         st, acc, me = todo.popleft()
         _load(sim, st)
         evs = sim.enabled()
+        if allowed is not None:
+            evs = [e for e in evs if allowed(sim, e)]
         if not evs and metric == "messages_per_request" and acc[0]:
             ends.append(min(n / (4 * _q(sim, u)) for (u, _ts), n in acc[0]))
         for ev in evs:

@@ -26,6 +26,7 @@ def summary(rows: list[dict[str, Any]], fam: Any, variant: str, seconds: float,
                              "file": r.get("file")} for r in rows
                             if r["result"] == "counterexample"],
         "limits": [r["instance"] for r in rows if r["result"] == "limit"],
+        "limits_by_bound": _by_bound(rows),
     }
     worst = [r["worst"] for r in rows if "worst" in r]
     if worst:
@@ -44,12 +45,24 @@ def summary(rows: list[dict[str, Any]], fam: Any, variant: str, seconds: float,
     return out
 
 
+def _by_bound(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """How many ``limit`` rows each bound stopped (``max_states``, ``timeout``, ``cpu_time``)."""
+    out: dict[str, int] = {}
+    for r in rows:
+        if r["result"] == "limit":
+            why = str(r["explorer"].get("stopped"))
+            out[why] = out.get(why, 0) + 1
+    return dict(sorted(out.items()))
+
+
 def table(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
     """instance | states | result | seconds (and the random runs' outcomes)."""
     w = max([len(r["instance"]) for r in rows] + [8])
     out.write(f"{'instance':{w}}  {'states':>9}  {'result':<28}  {'seconds':>8}  random\n")
     for r in sorted(rows, key=lambda r: r["index"]):
         res = r["result"] if r["result"] != "counterexample" else f"counterexample ({r['kind']})"
+        if r["result"] == "limit":     # which bound stopped it: max_states, timeout, cpu_time
+            res = f"limit ({r['explorer'].get('stopped')})"
         rnd = ", ".join(f"{k} {v}" for k, v in r["random"]["outcomes"].items())
         if "faulty" in r:
             f = r["faulty"]

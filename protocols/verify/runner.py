@@ -34,11 +34,16 @@ def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
     sc = parse(task["scenario"])
     variant = task["variant"]
     row: dict[str, Any] = {"index": task["index"], "instance": task["name"], "variant": variant}
+    cpu_ex = time.process_time()
     res = check(sc, variant=variant, max_states=task["max_states"],
-                max_seconds=task.get("max_seconds"))
+                max_seconds=task.get("max_seconds"),
+                max_cpu_seconds=task.get("max_cpu_seconds"))
     ex = {k: res.get(k) for k in ("result", "states", "transitions", "depth", "seconds",
                                   "finding", "stopped")}
+    # the explorer's own CPU time: what a ``--max-cpu-seconds`` bound is compared with
+    ex["cpu_seconds"] = round(time.process_time() - cpu_ex, 3)
     ex["livelock_checked"] = res["reductions"]["livelock_checked"]
+    ex["can_finish_checked"] = res["reductions"].get("can_finish_checked", False)
     if res.get("counterexample"):
         ce = res["counterexample"]
         ex["schedule"] = ce["schedule"]
@@ -49,7 +54,8 @@ def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
         row["faulty"] = faulty_runs(sc, variant, task)
     if task.get("worst") and ex["result"] == "ok":
         from .bounds import worst_case
-        wc = worst_case(sc, variant, task["worst"], task["max_states"], task.get("max_seconds"))
+        wc = worst_case(sc, variant, task["worst"], task["max_states"], task.get("max_seconds"),
+                        task.get("max_cpu_seconds"))
         row["worst"] = {k: v for k, v in wc.items() if k != "witness"}
         row["worst"]["witness_length"] = len(wc["witness"])
     row.update(verdict(row, task))

@@ -12,6 +12,7 @@ is drawn against Theorem 2's ℓ(2n−3)².
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
@@ -31,24 +32,73 @@ def sweep_chunk(task: dict[str, Any]) -> dict[str, Any]:
     metrics: dict[str, Counter] = {}
     outcomes: Counter = Counter()
     bounds: dict[str, Any] = {}
+    engine = task.get("engine", "simulator")
+    reruns = 0
     for seed in range(lo, hi):
-        out, vals, bounds = one_run(sc, task["variant"], seed, task["steps"])
+        out, vals, bounds = one_run(sc, task["variant"], seed, task["steps"], engine)
+        if out != "all-served" and engine == "core":
+            # only a run that ends all-served is taken from the core; anything else is re-run
+            # on the simulator, whose livelock memory the core lacks (see ``_core_run``)
+            out, vals, bounds = one_run(sc, task["variant"], seed, task["steps"])
+            reruns += 1
         outcomes[out] += 1
         for name, xs in vals.items():
             metrics.setdefault(name, Counter()).update(xs)
     return {"outcomes": dict(outcomes), "metrics": {k: dict(v) for k, v in metrics.items()},
-            "bounds": bounds, "runs": hi - lo, "cpu_seconds": time.process_time() - cpu0}
+            "bounds": bounds, "runs": hi - lo, "reruns": reruns,
+            "cpu_seconds": time.process_time() - cpu0}
 
 
-def one_run(sc: Any, variant: str | None, seed: int,
-            steps: int) -> tuple[str, dict[str, list[float]], dict[str, Any]]:
-    """One seeded random run: (outcome, metric values, bounds)."""
+def core_fits(sc: Any) -> bool:
+    """Whether the headless core gives this scenario's sweep metrics: no faults (the message
+    count is the core's message numbering, which a duplicated message would not match) and not
+    coterie (its charged messages come from its own simulator run)."""
+    f = getattr(sc, "faults", None)
+    faulty = f is not None and any(getattr(f, k, False) for k in
+                                   ("drop", "duplicate", "crash", "corrupt"))
+    return sc.protocol != "coterie" and not faulty
+
+
+@functools.cache
+def _tally_class() -> type:
+    """Headless monitors that also keep the served requests, recorded as the simulator's
+    monitors record them: (pid, request step, response time in steps, waiting time in
+    critical-section entries by others)."""
+    from ..kernel.monitors import Headless
+
+    class Tally(Headless):
+        def __init__(self, sim: Any) -> None:
+            super().__init__(sim)
+            self.served: list[tuple[str, int, int, int]] = []
+
+        def on_enter(self, pid: str, resources: tuple[str, ...],
+                     served: tuple[int, int] | None, again: bool, over: list[str]) -> None:
+            if served is not None:
+                self.served.append((pid, served[0], self.sim.step_no - served[0],
+                                    self.cs_entries - served[1]))
+            super().on_enter(pid, resources, served, again, over)
+
+    return Tally
+
+
+def one_run(sc: Any, variant: str | None, seed: int, steps: int,
+            engine: str = "simulator") -> tuple[str, dict[str, list[float]], dict[str, Any]]:
+    """One seeded random run: (outcome, metric values, bounds). ``engine="core"`` steps the
+    kernel's headless ``Core`` (no timeline, narration or livelock memory), which gives the
+    same states for the same choices; the caller re-runs on the simulator any run it does not
+    end all-served."""
     from ..kernel import make_scheduler
     from ..runner import build
     proto = sc.protocol
     if proto == "coterie":
         return _coterie(sc, variant, seed)
     sim = build(sc, variant)
+    if engine == "core":
+        from ..kernel.core import Core
+        sim = Core.of(sim)
+        # the core's monitors with a served-request tally; installed before the first step,
+        # so every waiting entry and critical-section entry is counted by it
+        sim.monitors = _tally_class()(sim)
     sched = make_scheduler("random", seed)
     tasks = set(sim.config.task_order) if proto == "task_game" else set()
     forms: Counter = Counter()
@@ -68,7 +118,7 @@ def one_run(sc: Any, variant: str | None, seed: int,
             break
         if sim.protocol.quiescent_ok(sim) and sim.protocol.served_all(sim):
             break
-    vals = _common(sim)
+    vals = _common(sim, engine == "core")
     bounds: dict[str, Any] = {}
     cfg = sim.config
     if proto == "kout_tree":
@@ -85,9 +135,11 @@ def one_run(sc: Any, variant: str | None, seed: int,
     return _outcome(sim), vals, bounds
 
 
-def _common(sim: Any) -> dict[str, list[float]]:
+def _common(sim: Any, core: bool = False) -> dict[str, list[float]]:
     mon = sim.monitors
-    msgs = sum(mon.sent.values())
+    # every message sent is numbered from 0 (setup messages too), so on a fault-free run the
+    # core's next number is the simulator's count of sent messages
+    msgs = sim.next_seq if core else sum(mon.sent.values())
     return {"messages_per_cs_entry": [round(msgs / mon.cs_entries, 2)] if mon.cs_entries else [],
             "waiting_time": [s[3] for s in mon.served],
             "response_time": [s[2] for s in mon.served]}
@@ -125,8 +177,10 @@ def _coterie(sc: Any, variant: str | None, seed: int) -> tuple[str, dict, dict]:
 
 def sweep(sc: Any, variant: str | None, seeds: int, *, scheduler_address: str | None = None,
           workers: int | None = None, chunk: int = 250, steps: int | None = None,
-          out: str | None = "sweep", progress: bool = False) -> dict[str, Any]:
-    """Distributions over seeds 0..seeds-1; writes OUT.svg and OUT.json when ``out``."""
+          out: str | None = "sweep", progress: bool = False,
+          engine: str | None = None) -> dict[str, Any]:
+    """Distributions over seeds 0..seeds-1; writes OUT.svg and OUT.json when ``out``.
+    ``engine``: ``core`` (the default where ``core_fits``) or ``simulator``."""
     import os
 
     from ..runner import build
@@ -134,14 +188,20 @@ def sweep(sc: Any, variant: str | None, seeds: int, *, scheduler_address: str | 
     v = sim.variant
     data = sc.model_dump(mode="json", exclude_none=True)
     chunk = max(1, chunk)
+    if engine is None:
+        engine = "core" if core_fits(sc) else "simulator"
+    if engine not in ("core", "simulator") or (engine == "core" and not core_fits(sc)):
+        raise ValueError(f"engine {engine!r} does not fit {sc.id} (core: fault-free, "
+                         f"not coterie; or simulator)")
     tasks = [{"scenario": data, "variant": v, "seeds": (lo, min(seeds, lo + chunk)),
-              "steps": steps or sc.steps} for lo in range(0, seeds, chunk)]
+              "steps": steps or sc.steps, "engine": engine} for lo in range(0, seeds, chunk)]
     t0 = time.perf_counter()
     outcomes: Counter = Counter()
     merged: dict[str, Counter] = {}
     bounds: dict[str, Any] = {}
-    done, cpu = 0, 0.0
+    done, cpu, reruns = 0, 0.0, 0
     for part in run_tasks(sweep_chunk, tasks, scheduler_address, workers):
+        reruns += part.get("reruns", 0)
         outcomes.update(part["outcomes"])
         for k, c in part["metrics"].items():
             merged.setdefault(k, Counter()).update({float(x): n for x, n in c.items()})
@@ -159,6 +219,7 @@ def sweep(sc: Any, variant: str | None, seeds: int, *, scheduler_address: str | 
     res: dict[str, Any] = {
         "scenario": sc.id, "protocol": sc.protocol, "variant": v, "seeds": seeds,
         "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
+        "engine": engine, "reruns_on_simulator": reruns,
         "where": (f"dask {scheduler_address}" if scheduler_address
                   else f"local pool, {workers or os.cpu_count()} processes"),
         "outcomes": dict(sorted(outcomes.items())),

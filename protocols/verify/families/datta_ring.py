@@ -124,6 +124,11 @@ FAMILIES = [
            lambda: rings(range(3, 4), range(1, 4), range(1, 2), sizes=(2,), tokens="off",
                          quick=lambda sc: len(sc["workload"]["clients"]) == 1),
            max_states=100_000),
+    Family("datta_ring", "four",
+           "ring of 4 resources; 1-2 clients asking once for an ordered pair; no token",
+           lambda: rings(range(4, 5), range(1, 3), range(1, 2), sizes=(2,), tokens="off",
+                         quick=lambda sc: len(sc["workload"]["clients"]) == 1),
+           max_states=100_000),
     Family("datta_ring", "issue",
            "the issue's family: rings of 2-4 resources; 1-3 clients, each asking 1-3 times for "
            "the same one resource or ordered pair; token absent or created at each resource; "
