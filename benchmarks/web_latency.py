@@ -20,7 +20,9 @@ wall-clock rows. It also records the bytes of every answer frame for `step`, `ba
 
 ``--app-root`` serves another checkout (e.g. a ``git archive`` of main) with the same driver, so
 that before and after are measured in one session. ``--profile`` adds the top functions by self
-time from chromium's sampling profiler over the step loop.
+time from chromium's sampling profiler over the step loop. ``--cpu`` adds, from a chromium trace
+of 60 more steps, the thread CPU time per step of the browser's own work (script, style, layout,
+paint, raster, ...): CPU time, not wall time, so the machine's load changes it least.
 """
 
 from __future__ import annotations
@@ -144,7 +146,8 @@ def ops_for(steps: int) -> dict[str, list[dict[str, Any]]]:
             "goto_far": far, "goto_scrub": scrub}
 
 
-def measure(page: Any, base: str, n: int, steps: int, profile: bool) -> dict[str, Any]:
+def measure(page: Any, base: str, n: int, steps: int, profile: bool,
+            cpu: bool = False) -> dict[str, Any]:
     page.goto(base + link_for(base, n))
     page.wait_for_function("() => document.body.dataset.ready === '1' && "
                            "window.allocscope.model.view.nodes.size > 0")
@@ -164,8 +167,33 @@ def measure(page: Any, base: str, n: int, steps: int, profile: bool) -> dict[str
             prof = cdp.send("Profiler.stop")["profile"]
             out["profile"] = top_functions(prof)
             cdp = None
+    if cpu:
+        out["cpu_trace"] = cpu_trace(page, 60)
     page.screenshot(path=str(shot_dir() / f"latency-ring-{n}.png"))
     return out
+
+
+# trace events whose thread CPU time (tdur) is summed: the renderer's work for a frame
+TRACED = ("FunctionCall", "FireAnimationFrame", "UpdateLayoutTree", "Layout", "PrePaint", "Paint",
+          "Layerize", "RasterTask", "Commit", "MinorGC", "MajorGC")
+
+
+def cpu_trace(page: Any, k: int) -> dict[str, float]:
+    """Thread CPU ms per step, by trace event, over k more steps (and `all`: every top-level
+    task of the browser's processes, what the steps cost the machine in all)."""
+    browser = page.context.browser
+    browser.start_tracing(page=page, categories=["devtools.timeline",
+                                                 "disabled-by-default-devtools.timeline"])
+    page.evaluate("ops => window.__bench(ops)", [{"op": "step"}] * k)
+    events = json.loads(browser.stop_tracing())["traceEvents"]
+    acc = dict.fromkeys((*TRACED, "all"), 0.0)
+    for e in events:
+        if e.get("ph") != "X" or not e.get("tdur"):
+            continue
+        name = "all" if e["name"] == "RunTask" else e["name"]
+        if name in acc:
+            acc[name] += e["tdur"] / 1000
+    return {key: round(v / k, 3) for key, v in acc.items()}
 
 
 def shot_dir() -> Path:
@@ -202,6 +230,8 @@ def summarise(res: dict[str, Any]) -> dict[str, Any]:
                 continue
             parts[key] = statistics.mean(r["parts"].get(key, 0.0) for r in rows)
         s[name]["cpu_ms_mean"] = {k: round(v, 3) for k, v in parts.items()}
+    if "cpu_trace" in res:
+        s["cpu_trace_ms_per_step"] = res["cpu_trace"]
     if "profile" in res:
         s["profile"] = [(f, round(ms, 1)) for f, ms in res["profile"]]
     return s
@@ -213,6 +243,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--app-root", type=Path, default=ROOT)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--cpu", action="store_true")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
@@ -229,7 +260,7 @@ def main() -> None:
                 browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
                 for n in sizes:
                     page = browser.new_page(viewport={"width": 1280, "height": 720})
-                    results.append(summarise(measure(page, base, n, steps, args.profile)))
+                    results.append(summarise(measure(page, base, n, steps, args.profile, args.cpu)))
                     page.close()
                 browser.close()
         finally:
@@ -252,6 +283,9 @@ def main() -> None:
                   f"   bytes median {r['bytes_median']}")
             print("             cpu ms mean: " + ", ".join(f"{k} {v:.3f}"
                                                          for k, v in r["cpu_ms_mean"].items()))
+        if "cpu_trace_ms_per_step" in s:
+            print("  browser thread CPU per step (trace), ms: " + ", ".join(
+                f"{k} {v:.2f}" for k, v in s["cpu_trace_ms_per_step"].items()))
         for f, ms in s.get("profile", []):
             print(f"    {ms:8.1f} ms  {f}")
 

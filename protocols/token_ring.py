@@ -22,9 +22,14 @@ from .scenario import Empty, ScenarioError, Section, check_fields, whole
 from .scenario import Fields as ScenarioFields
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Proc:
-    """One process: what it is doing, whether it holds the token, how many requests remain."""
+    """One process: what it is doing, whether it holds the token, how many requests remain.
+
+    A value like every process state: a handler builds a new one and never changes one in
+    place (the kernel keeps old ones in snapshots and explored states). Not ``frozen`` only
+    because a frozen dataclass is built about 3× slower (each field is set through
+    ``object.__setattr__``), and a step of this ring builds one."""
 
     phase: str = "idle"          # idle | wanting | in_cs
     token: bool = False

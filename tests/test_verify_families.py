@@ -20,7 +20,12 @@ from protocols.verify.runner import verify_instance
 CI = {"seeds": 2, "max_states": 30_000}
 CI_FAMILY = {("task_game", "conflicts"): {"seeds": 1, "max_states": 3_000},
              ("kout_tree", "small"): {"seeds": 2, "max_states": 10_000},
-             ("kout_tree", "chaos"): {"seeds": 2, "max_states": 5_000}}
+             ("kout_tree", "chaos"): {"seeds": 2, "max_states": 20_000}}
+
+# Families whose CI subset must be *exhausted* (`ok`), not merely free of counterexamples
+# within the bound: kout_tree's, since its explorer's counter rotation and the families'
+# congestion bound made its quick instances finite and small (docs/explorer.md).
+EXHAUSTED = {("kout_tree", "small"), ("kout_tree", "chaos")}
 
 KNOWN: dict[tuple[str, str, str], str] = {
     # (protocol, family, instance name): "reason, with the counterexample". Emptied when the
@@ -39,6 +44,7 @@ def _cases() -> list:
         for t in tasks(fam, "full", quick=True, **budget):
             why = KNOWN.get((proto, name, t["name"]))
             marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+            t = {**t, "exhaust": (proto, name) in EXHAUSTED}
             out.append(pytest.param(t, id=f"{proto}/{name}/{t['name']}", marks=marks))
     return out
 
@@ -49,6 +55,10 @@ def test_full_has_no_counterexample(task):
     assert row["result"] in ("ok", "limit"), (
         f"{row['kind']} found by {row['found_by']}: {row['finding']}; schedule "
         f"{' '.join(row['schedule'])}")
+    if task["exhaust"]:
+        assert row["explorer"]["result"] == "ok", (
+            f"{task['name']}: the explorer stopped at {row['explorer']['states']} states "
+            f"({row['explorer']['stopped']}) instead of exhausting the instance")
 
 
 def test_every_ci_family_has_a_quick_subset():

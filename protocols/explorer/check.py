@@ -95,10 +95,19 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
         partial_order = _por_by_default(sim, group)
     reducer = _reducer(sim, group) if partial_order else None
     with_livelock = livelock_check and group == 1 and reducer is None
+    # A forget hook that renames message contents (kout_tree's counter rotation) breaks the
+    # livelock search's fairness labels: check instead that every reachable state can still
+    # serve everyone, which needs no labels and no fairness (docs/explorer.md).
+    relabels = keyer.forgets and bool(getattr(sim.protocol, "forget_relabels",
+                                              lambda _c: False)(sim.config))
+    finish = with_livelock and relabels
+    with_livelock = with_livelock and not relabels
+    # The scenario's restriction of the explored events (kout_tree's congestion bound).
+    allowed = getattr(sim.protocol, "explore_events", lambda _c: None)(sim.config)
     options = SearchOptions(max_states=max_states, keep_edges=with_livelock, progress=progress,
                             progress_every=progress_every, should_stop=should_stop,
                             max_seconds=max_seconds, max_cpu_seconds=max_cpu_seconds,
-                            expansion=reducer,
+                            expansion=reducer, events=allowed, can_finish=finish,
                             audit=ForgetAudit(fresh, keyer) if keyer.forgets else None)
     search = Search(ts, options, keyer.key)
     try:
@@ -112,7 +121,9 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
         "depth": search.max_depth, "seconds": 0.0, "counterexample": None, "link": None,
         "finding": None, "stopped": None,
         "reductions": {"symmetry_group": group, "partial_order": reducer is not None,
-                       "forget": keyer.forgets, "livelock_checked": with_livelock},
+                       "forget": keyer.forgets, "livelock_checked": with_livelock,
+                       "can_finish_checked": finish and search.complete,
+                       "events_restricted": allowed is not None},
     }
     schedule: list[str] | None = None
     extra: dict[str, Any] = {}
@@ -136,6 +147,13 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
                                  f"step {loop_start} on repeat {others}, and every event "
                                  "enabled throughout the loop is taken in it (a weakly fair "
                                  "scheduler can follow it forever)")
+    elif finish and search.complete:
+        stuck = search.cannot_finish()
+        if stuck is not None:
+            schedule = stuck
+            result["result"] = "livelock"
+            result["finding"] = ("cannot finish: after this schedule no schedule serves every "
+                                 "request any more (every run from here starves someone)")
     if schedule is None and stop is not None:
         result["result"] = "limit"
         result["stopped"] = "max_states" if stop.kind == "limit" else stop.kind

@@ -37,6 +37,10 @@ from ..kernel import Event, Outcome, Simulator, State, Transitions
 from .driver import is_fair_demand, label
 from .keys import Key, Keyer
 
+# Fast-path frontier entries kept unpacked (see ``Search.run``): a bound on the extra memory
+# (a few hundred bytes each) of not packing them.
+UNPACKED = 1024
+
 Progress = Callable[[dict[str, Any]], None]
 # A predicate on the loaded state (the hooks' read-only ``sim``): a text names a finding.
 StateCheck = Callable[[Simulator], "str | None"]
@@ -275,16 +279,18 @@ class Search:
         self.max_depth = max(self.max_depth, d)
         return i
 
-    def successor(self, st: State, st_key: Key, ev: Event, known: Key | None = None
+    def successor(self, st: State, st_key: Key, ev: Event, known: Key | None = None,
+                  pre: tuple | None = None
                   ) -> tuple[Outcome, Key, int | None, bool, str | None]:
         """Apply ``ev`` to ``st``: the outcome, its key, its node if already seen, whether it
         is a deadlock and what ``goal`` says of it (both judged while the state is loaded, and
-        only for new states). ``known``: the successor's key, if already worked out."""
+        only for new states). ``known``: the successor's key, if already worked out; ``pre``:
+        ``Transitions.successor_keys``' answer for ``ev``."""
         ts = self.ts
         o = self.options
         if self.fast:
             nums, cnums, unf = self._node
-            out = ts.step_fast(st, nums, cnums, unf, ev)
+            out = ts.step_fast(st, nums, cnums, unf, ev, pre)
             self.graph.transitions += 1
             k = self.key_of(out) if known is None else known
             j = self.seen.get(k)
@@ -374,10 +380,14 @@ class Search:
         # where the key is exact and every event is expanded.
         quick = fast and self.exact and self.expansion is None
         encode = owner.encode_parts if quick else None
+        # The frontier keeps its first ``UNPACKED`` fast-path states as they are and packs the
+        # rest as bytes (``Transitions.pack``): a narrow search (the two-client ring, Fig. 3)
+        # then never packs and unpacks, a wide one still stores its frontier compactly.
+        unpacked = UNPACKED
         while queue:
             i = take()
             rep = take_rep()
-            if fast and i:
+            if type(rep) is bytes:
                 st, nums, cnums = ts.unpack(rep)
                 st_key = None
             else:
@@ -406,19 +416,19 @@ class Search:
                 events = self.expansion.expand(self, i, st, st_key, events)
             succ: list[int] = []
             codes: list[int] = []
-            for ev in events:
+            # (quick) every event's successor key, where a replayed local step gives it
+            pres = ts.successor_keys(st, nums, cnums, events, encode) if quick else None
+            for k_ev, ev in enumerate(events):
                 res = self.cache.pop(ev.id, None) if self.cache else None
-                known = None
-                if quick and res is None:
+                known = pre = None
+                if pres is not None and res is None:
                     # a replayed local step to a state already stored: its key is all we need
-                    r = ts.successor_key(st, nums, cnums, ev, encode)
-                    if r is not None:
-                        known = r[0]
+                    known, ident, pre = pres[k_ev]
+                    if known is not None:
                         j = seen.get(known)
                         if j is not None and (j or not self.root_bad):
                             g.transitions += 1
                             if keep:
-                                ident = r[1]
                                 n = ident_no.get(ident)
                                 if n is None:
                                     lab = label(ev)
@@ -429,7 +439,7 @@ class Search:
                                 succ.append(j)
                                 codes.append(n * 4 + 2 * is_fair_demand(ev))
                             continue
-                out, k, j, stuck, goal = res or self.successor(st, st_key, ev, known)
+                out, k, j, stuck, goal = res or self.successor(st, st_key, ev, known, pre)
                 if j is None:          # judged before this expansion added states: look again
                     j = self.seen.get(k)
                 if o.violations and out.violations:
@@ -445,7 +455,12 @@ class Search:
                     if goal and (s := self._found("goal", goal, j, g.path(j))):
                         return s
                     # the frontier keeps fast-path states as bytes (``Transitions.pack``)
-                    reps.append(ts.pack(out) if fast else (out.state, out.acts, None, k))
+                    if not fast:
+                        reps.append((out.state, out.acts, None, k))
+                    elif len(queue) < unpacked:
+                        reps.append((out.state, out.nums, out.cnums, None))
+                    else:
+                        reps.append(ts.pack(out))
                     queue.append(j)
                     if self.audit is not None:
                         self.audit(out.state, lambda j=j: g.path(j))

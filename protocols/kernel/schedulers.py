@@ -14,6 +14,24 @@ if TYPE_CHECKING:  # pragma: no cover
 KINDS = ("manual", "random", "oldest", "round-robin", "scripted")
 
 
+def _inline_draw_is_randrange() -> bool:
+    """Whether drawing ``k = getrandbits(n.bit_length())`` until ``k < n`` (what
+    ``Core.random_event`` does with ``bits``) gives exactly ``randrange(n)``'s draws on this
+    Python, as CPython's ``Random._randbelow`` does; checked once, on a few hundred draws."""
+    a, b = random.Random(7), random.Random(7)
+    for n in (*range(1, 260), 1000, 4097, 10**6) * 2:
+        width = n.bit_length()
+        k = b.getrandbits(width)
+        while k >= n:
+            k = b.getrandbits(width)
+        if a.randrange(n) != k:
+            return False
+    return True
+
+
+INLINE_DRAW = _inline_draw_is_randrange()
+
+
 class Scheduler:
     kind = ""
 
@@ -49,6 +67,9 @@ class Random(Scheduler):
         # ``rng.randrange(n)`` for n > 0 is exactly ``rng._randbelow(n)`` (same draws), without
         # randrange's argument checks: one call per step.
         self._below = self.rng._randbelow
+        # The same draw made inside ``Core.random_event`` (one call less per step), where it is
+        # the same draw on this Python.
+        self._bits = self.rng.getrandbits if INLINE_DRAW else None
 
     def choose(self, sim: "Simulator") -> str | None:
         ev = self.choose_event(sim)
@@ -56,7 +77,7 @@ class Random(Scheduler):
 
     def choose_event(self, sim: "Simulator") -> Event | None:
         if not sim._faulty:                         # the usual case: no faults allowed
-            return sim.random_event(self._below)
+            return sim.random_event(self._below, self._bits)
         evs = sim.enabled()
         if not evs:
             return None

@@ -413,6 +413,8 @@ class Transitions:
         sim.watch_ok = True
         self._index = sim.index
         self._effects: dict[tuple, tuple] = {}
+        # (state, event, where, ident, memo key, effect) of the last ``successor_key``
+        self._last: tuple = (None, None)
         self._dev: dict[tuple[int, int], Event] = {}
         self._msg: dict[tuple[int, int], Message] = {}
         self._acts_of = sim._events_of     # per process index: state number -> action events
@@ -445,6 +447,7 @@ class Transitions:
         recorded again if stepping goes on)."""
         if self.memo:
             self._effects.clear()
+            self._last = (None, None)
             self._dev.clear()
             self._msg.clear()
 
@@ -597,10 +600,14 @@ class Transitions:
         ``(key, ident)``, with ``encode(nums, cnums, crashed, cs, waiting)`` the search's key
         function; None otherwise. Most successors of a search are states already stored: for
         those, this is all the search needs (no ``Outcome``, no ``State``)."""
-        i, pos, pid, w, csv = self._where(st, ev, cnums)
+        i, pos, pid, w, csv = where = self._where(st, ev, cnums)
         ident = cnums[pos] if pos >= 0 else ev.id
         cs, waiting = st.cs, st.waiting
-        eff = self._effects.get((ident, nums[i], w, csv))
+        mk = (ident, nums[i], w, csv)
+        eff = self._effects.get(mk)
+        # ``step_fast`` of the same state and event (the search's next call when this
+        # successor is new) starts from what was worked out here
+        self._last = (st, ev, where, ident, mk, eff)
         if eff is None or eff[5]:
             return None
         _nstate, nnum, scnums, csafter, wafter, _entered, _unf = eff
@@ -622,17 +629,79 @@ class Transitions:
         return encode(nums[:i] + (nnum,) + nums[i + 1:], cnums, st.crashed, cs,
                       waiting), ident
 
+    def successor_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
+                       evs: list[Event], encode: Any) -> list[tuple[Any, Any, tuple]]:
+        """``successor_key`` of each of ``evs`` (events of ``st``) in one call, with where each
+        acts found once per state instead of once per event: per event ``(key, ident, pre)``,
+        ``key`` None where ``successor_key`` says None, and ``pre`` what ``step_fast`` may
+        start from (its ``pre`` argument)."""
+        effects = self._effects
+        index = self._index
+        msgs = st.messages
+        cs, waiting, crashed = st.cs, st.waiting, st.crashed
+        csd = dict(cs) if cs else None
+        wset = frozenset([x[0] for x in waiting]) if waiting else None
+        pos_of = {m[0]: k for k, m in enumerate(msgs)} if msgs else None
+        res = []
+        for ev in evs:
+            m = ev.msg
+            if m is not None:
+                pid = m[2]
+                pos = pos_of[m[0]]
+                ident = cnums[pos]
+            else:
+                pid = ev.pid
+                pos = -1
+                ident = ev.id
+            i = index[pid]
+            csv = csd.get(pid) if csd is not None else None
+            w = pid in wset if wset is not None else False
+            mk = (ident, nums[i], w, csv)
+            eff = effects.get(mk)
+            pre = (st, ev, (i, pos, pid, w, csv), ident, mk, eff)
+            if eff is None or eff[5]:
+                res.append((None, ident, pre))
+                continue
+            nnum, scnums, csafter, wafter = eff[1], eff[2], eff[3], eff[4]
+            c = cnums
+            if pos >= 0:
+                c = c[:pos] + c[pos + 1:]
+            if scnums:
+                c = c + scnums
+            cs2, waiting2 = cs, waiting
+            if csafter != csv:
+                rest = [x for x in cs if x[0] != pid]
+                if csafter is not None:
+                    rest.append((pid, csafter))
+                    rest.sort()
+                cs2 = tuple(rest)
+            if wafter != w:     # the key reads who waits, not since when
+                if wafter:
+                    waiting2 = tuple(sorted(waiting + ((pid, 1, 0),)))
+                else:
+                    waiting2 = tuple([x for x in waiting if x[0] != pid])
+            res.append((encode(nums[:i] + (nnum,) + nums[i + 1:], c, crashed, cs2, waiting2),
+                        ident, pre))
+        return res
+
     def step_fast(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
-                  unf: frozenset, ev: Event) -> Outcome:
+                  unf: frozenset, ev: Event, pre: tuple | None = None) -> Outcome:
         """``step(st, ev)`` on a stored state with its numbers, replaying a recorded local
         transition when there is one. The outcome carries ``nums`` / ``cnums``; its
-        ``violations`` may be None (``judge`` fills them in when they are needed)."""
+        ``violations`` may be None (``judge`` fills them in when they are needed). ``pre``:
+        ``successor_keys``' answer for this state and event."""
         msgs = st.messages
-        i, pos, pid, w, csv = self._where(st, ev, cnums)
-        ident = cnums[pos] if pos >= 0 else ev.id
+        last = self._last if pre is None else pre
+        if last[0] is st and last[1] is ev:
+            _st, _ev, (i, pos, pid, w, csv), ident, mk, eff = last
+            if eff is None:     # recorded since (an equal event of the same state)
+                eff = self._effects.get(mk)
+        else:
+            i, pos, pid, w, csv = self._where(st, ev, cnums)
+            ident = cnums[pos] if pos >= 0 else ev.id
+            mk = (ident, nums[i], w, csv)
+            eff = self._effects.get(mk)
         cs, waiting = st.cs, st.waiting
-        mk = (ident, nums[i], w, csv)
-        eff = self._effects.get(mk)
         if eff is None:
             return self._slow(st, nums, cnums, unf, ev, mk)
         nstate, nnum, scnums, csafter, wafter, entered, unf_i = eff
@@ -788,9 +857,12 @@ class Transitions:
         return b"i" + array("i", vals).tobytes()
 
     def unpack(self, blob: bytes) -> tuple[State, tuple[int, ...], tuple[int, ...]]:
-        a = array(chr(blob[0]))
-        a.frombytes(memoryview(blob)[1:])
         k = len(self.pids)
+        if blob[0] == 66:       # b"B": the bytes are the numbers (no array needed)
+            a: Any = blob[1:]
+        else:
+            a = array(chr(blob[0]))
+            a.frombytes(memoryview(blob)[1:])
         nums = tuple(a[:k])
         state_of = self._state_of
         crashed, cs, waiting = self._extra_list[a[k + 1]]

@@ -83,6 +83,7 @@ class Config:
     timeout: int = 1                          # root clock ticks until TimeOut() holds
     clean: bool = True                        # False: an arbitrary (chaos) initial configuration
     myc0: int = 0                             # the root's initial counter value
+    congestion: int | None = None             # search only: TimeOut while < this many ctrl
 
     @property
     def root(self) -> str:
@@ -125,6 +126,9 @@ def parse(scenario: Any, variant: str) -> Config:
     k = _int(p.get("k", 1), "scenario.params.k", 1, ell)
     c_max = _int(p.get("c_max", 1), "scenario.params.c_max", 0, 8)
     timeout = _int(p.get("timeout", 4 * (tree.n - 1)), "scenario.params.timeout", 1, 10**6)
+    congestion = p.get("congestion")
+    if congestion is not None:
+        congestion = _int(congestion, "scenario.params.congestion", 1, 1000)
     needs: dict[str, tuple[int, ...]] = {}
     repeat: dict[str, bool] = {}
     target: dict[str, int] = {}
@@ -157,4 +161,5 @@ def parse(scenario: Any, variant: str) -> Config:
         repeat.setdefault(pid, False)
         target.setdefault(pid, len(needs[pid]))
     top = 2 * (tree.n - 1) * (c_max + 1)
-    return Config(tree, ell, k, c_max, top, VARIANTS[variant], needs, repeat, target, timeout)
+    return Config(tree, ell, k, c_max, top, VARIANTS[variant], needs, repeat, target, timeout,
+                  congestion=congestion)

@@ -18,6 +18,10 @@ class Params(Section):
     k: int = Field(1, description="k: at most this many per request (1..ℓ)")
     c_max: int = Field(1, description="C_MAX of the controller's counter (0..8)")
     timeout: int | None = Field(None, description="the root's timer (default 4 (n - 1))")
+    congestion: int | None = Field(
+        None, description="exhaustive search only: TimeOut is explored while fewer than this "
+        "many ctrl messages are in flight (footnote 4's timeout that prevents congestion); "
+        "default: always")
     tokens: list[list[str]] | None = Field(
         None, description="a clean start's tokens in flight: [src, dst, kind] in FIFO order")
     chaos: Chaos | None = Field(None, description="start from an arbitrary configuration "

@@ -17,7 +17,7 @@ import networkx as nx
 from ..kernel import Message, Setup
 from ..kernel.rules import RuleProtocol
 from ..scenario import ScenarioError
-from . import legitimacy, views
+from . import legitimacy, search, views
 from .algorithm1 import Root
 from .algorithm2 import Process
 from .chaos import arbitrary
@@ -117,6 +117,22 @@ class KoutTree(Root, Process, Application, RuleProtocol):
     def report(self, sim: Any) -> dict[str, Any]:
         return legitimacy.report(sim)
 
+    # ---- the explorer's hooks (search.py; docs/explorer.md) -----------------------------------
+    def forget(self, config: Config, pids: tuple[str, ...], procs: tuple, messages: tuple):
+        """Counter rotation: the key takes every counter relative to the root's ``myC``."""
+        return search.forget(config, pids, procs, messages)
+
+    forget_parts = (search.context, search.forget_proc, search.forget_content)
+
+    def forget_relabels(self, config: Config) -> bool:
+        """The rotation renames ctrl contents, which the livelock search's fairness labels read:
+        with a controller the explorer checks ``can_finish`` instead (search.py)."""
+        return config.feat.controller
+
+    def explore_events(self, config: Config):
+        """The scenario's congestion bound on ``TimeOut`` (search.py), or None."""
+        return search.events(config)
+
     def wait_for(self, sim: Any) -> nx.DiGraph:
         return views.wait_for(sim)
 
@@ -125,8 +141,9 @@ class KoutTree(Root, Process, Application, RuleProtocol):
         been served ``target`` times (counted by the kernel's metrics, which time travel keeps)."""
         cfg: Config = sim.config
         served: dict[str, int] = {}
-        for p, *_ in sim.monitors.served:
-            served[p] = served.get(p, 0) + 1
+        if any(cfg.repeat.values()):    # the kernel's list is history: read it only if needed
+            for p, *_ in sim.monitors.served:
+                served[p] = served.get(p, 0) + 1
         for p, s in zip(sim.pids, sim.procs, strict=True):
             if cfg.repeat[p]:
                 if served.get(p, 0) < cfg.target[p]:

@@ -66,6 +66,9 @@ def worst_case(scenario: Any, variant: str | None, metric: str,
     # counts are those of the unreduced game
     from ..explorer.keys import Keyer
     state_key = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, None, forget=True).key
+    # the scenario's restriction of the explored events, as in ``check`` (kout_tree's
+    # congestion bound on TimeOut)
+    allowed = getattr(sim.protocol, "explore_events", lambda _c: None)(sim.config)
     seen = {(state_key(start), acc0): 0}
     parent: list[tuple[int, str | None]] = [(-1, None)]
     todo = deque([(start, acc0, 0)])
@@ -86,6 +89,8 @@ def worst_case(scenario: Any, variant: str | None, metric: str,
         st, acc, me = todo.popleft()
         _load(sim, st)
         evs = sim.enabled()
+        if allowed is not None:
+            evs = [e for e in evs if allowed(sim, e)]
         if not evs and metric == "messages_per_request" and acc[0]:
             ends.append(min(n / (4 * _q(sim, u)) for (u, _ts), n in acc[0]))
         for ev in evs:

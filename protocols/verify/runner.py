@@ -43,6 +43,7 @@ def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
     # the explorer's own CPU time: what a ``--max-cpu-seconds`` bound is compared with
     ex["cpu_seconds"] = round(time.process_time() - cpu_ex, 3)
     ex["livelock_checked"] = res["reductions"]["livelock_checked"]
+    ex["can_finish_checked"] = res["reductions"].get("can_finish_checked", False)
     if res.get("counterexample"):
         ce = res["counterexample"]
         ex["schedule"] = ce["schedule"]
