@@ -25,7 +25,7 @@ from typing import Any
 
 from .canon import sha256_of
 from .events import DELIVER, ENV, FAULT, LOCAL, PREFIX, TIMEOUT, Event, Message, SimError
-from .monitors import Headless
+from .monitors import Checks, Headless
 from .protocol import Ctx, Protocol, QuietCtx
 
 EVENT_CACHE = 1 << 16      # (process, action) -> Event entries kept before starting afresh
@@ -56,6 +56,10 @@ class State:
 
 class Core:
     """Runs one protocol on one scenario, headless. Not thread-safe."""
+
+    # Whether ``_refresh`` keeps the counts ``random_event`` picks from (``_order``,
+    # ``_n_acts``, ``_multi``): a subclass whose ``_refresh`` does not sets it False.
+    _counted = True
 
     def __init__(self, protocol: Protocol, scenario: Any, variant: str | None = None,
                  channels: str | None = None, faults: Any = None) -> None:
@@ -91,6 +95,10 @@ class Core:
         self._plain_label = cls.message_label is Protocol.message_label
         self._all_progress = cls.is_progress is Protocol.is_progress
         self.monitors = self._make_monitors()
+        # Whether ``_apply`` may answer the per-step checks itself in the common case: the
+        # monitors are the plain ``Checks`` and the protocol has no safety predicates to run.
+        self._plain_checks = (type(self.monitors).after_step is Checks.check_step
+                              and not self.monitors._checks)
         self._event_of: dict[tuple[int, Any], Event] = {}    # Simulator's (process, Action) cache
         self._events_by_name: list[dict[str, tuple]] = [{} for _ in self.pids]   # Core's
         self._ctx = self._make_ctx()      # one per simulator
@@ -353,7 +361,8 @@ class Core:
         the enabled events when no faults are allowed and no process has two actions: the
         random scheduler's pick, in time independent of how many processes are idle.
         ``below(n)`` draws an int in [0, n); ``bits``, if given, is its generator's
-        ``getrandbits``, and the same draw is made here without a call to ``below``."""
+        ``getrandbits``, and the same draw is made here without a call to ``below``.
+        (``schedulers.Random.choose_event`` has a copy of this inline: keep the two the same.)"""
         if self._faulty or self._multi:
             return self._random_listed(below)
         fifo = self.fifo
@@ -538,7 +547,15 @@ class Core:
                 refresh(i)
             touched.clear()
         self._enabled = None
-        self.monitors.after_step(ev)
+        mon = self.monitors
+        if self._plain_checks and self.waiting and self._n_progress:
+            # ``Checks.check_step``'s whole answer when the protocol has no safety predicates,
+            # someone waits and a progress action is enabled (most steps of a busy run): not
+            # stuck, so no deadlock starts; one call less per step
+            mon.last_event = ev
+            mon._deadlocked = False
+        else:
+            mon.after_step(ev)
         return ()
 
     # ``take(ev)``: apply ``ev``, an event of the current ``enabled()`` (not checked: the

@@ -197,6 +197,7 @@ class LeanSimulator(Core):
         return sorted(heads.values(), key=lambda m: m.seq)
 
     random_event = Core._random_listed     # this _refresh keeps no _order (see Core._refresh)
+    _counted = False
 
     def enabled(self) -> list[Event]:
         """``Core.enabled`` with the deliveries found in ``inflight`` (no channel queues)."""

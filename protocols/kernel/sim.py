@@ -197,6 +197,7 @@ class Simulator(Core):
         self._enabled = None
 
     random_event = Core._random_listed     # this _refresh keeps no _order (see Core._refresh)
+    _counted = False
 
     def since(self, event_id: str) -> int:
         """The step at which ``event_id`` became enabled (for the oldest-first scheduler)."""
