@@ -87,8 +87,13 @@ def _canon(tree: list, work: tuple, pos: list[int]) -> str:
 CLOCK = {"timeout": 1, "congestion": 2}
 
 
+# No duplicate controller at all: TimeOut explored only while no ctrl is in flight, which from
+# a clean start without faults is never (the timeout outlasts every controller round trip).
+QUIET = {"timeout": 1, "congestion": 1}
+
+
 def trees(ns: range, ells: range, asks: range, clean: bool = True, chaos_seeds: int = 0,
-          quick: Any = None) -> Iterator[Instance]:
+          quick: Any = None, clock: dict[str, int] = CLOCK) -> Iterator[Instance]:
     for n in ns:
         for ts in rooted_trees(n):
             tree = _parse(ts)
@@ -103,12 +108,14 @@ def trees(ns: range, ells: range, asks: range, clean: bool = True, chaos_seeds: 
                             continue
                         seen.add(c)
                         for seed in (range(chaos_seeds) if not clean else [None]):
-                            yield _instance(ts, children, pids, ell, k, work, seed, quick)
+                            yield _instance(ts, children, pids, ell, k, work, seed, quick,
+                                            clock)
 
 
 def _instance(ts: str, children: dict[str, list[str]], pids: list[str], ell: int, k: int,
-              work: tuple, seed: int | None, quick: Any) -> Instance:
-    params: dict[str, Any] = {"ell": ell, "k": k, **CLOCK}
+              work: tuple, seed: int | None, quick: Any,
+              clock: dict[str, int] = CLOCK) -> Instance:
+    params: dict[str, Any] = {"ell": ell, "k": k, **clock}
     if seed is not None:
         params["chaos"] = {"seed": seed}
     sc = {"protocol": "kout_tree", "params": params,
@@ -126,6 +133,13 @@ FAMILIES = [
            "every rooted tree of 2-3 processes; ℓ ≤ 2, k ≤ ℓ; each process requests once "
            "(Need 1..k); clean start; timeout 1, TimeOut explored while < 2 ctrl in flight",
            lambda: trees(range(2, 4), range(1, 3), range(1, 2),
+                         quick=lambda n, ell, k, w, s: n == 2 and ell == 1),
+           max_states=50_000, worst="waiting_time"),
+    Family("kout_tree", "small-quiet",
+           "the instances of small with no duplicate controller: TimeOut explored only while no "
+           "ctrl is in flight (congestion 1), i.e. never from these fault-free clean starts - "
+           "the timeout outlasts every controller round trip",
+           lambda: trees(range(2, 4), range(1, 3), range(1, 2), clock=QUIET,
                          quick=lambda n, ell, k, w, s: n == 2 and ell == 1),
            max_states=50_000, worst="waiting_time"),
     Family("kout_tree", "issue",
