@@ -600,34 +600,11 @@ class Transitions:
         ``(key, ident)``, with ``encode(nums, cnums, crashed, cs, waiting)`` the search's key
         function; None otherwise. Most successors of a search are states already stored: for
         those, this is all the search needs (no ``Outcome``, no ``State``)."""
-        i, pos, pid, w, csv = where = self._where(st, ev, cnums)
-        ident = cnums[pos] if pos >= 0 else ev.id
-        cs, waiting = st.cs, st.waiting
-        mk = (ident, nums[i], w, csv)
-        eff = self._effects.get(mk)
+        key, ident, pre = self.successor_keys(st, nums, cnums, [ev], encode)[0]
         # ``step_fast`` of the same state and event (the search's next call when this
         # successor is new) starts from what was worked out here
-        self._last = (st, ev, where, ident, mk, eff)
-        if eff is None or eff[5]:
-            return None
-        _nstate, nnum, scnums, csafter, wafter, _entered, _unf = eff
-        if pos >= 0:
-            cnums = cnums[:pos] + cnums[pos + 1:]
-        if scnums:
-            cnums = cnums + scnums
-        if csafter != csv:
-            rest = [c for c in cs if c[0] != pid]
-            if csafter is not None:
-                rest.append((pid, csafter))
-                rest.sort()
-            cs = tuple(rest)
-        if wafter != w:     # the key reads who waits, not since when
-            if wafter:
-                waiting = tuple(sorted(waiting + ((pid, 1, 0),)))
-            else:
-                waiting = tuple([x for x in waiting if x[0] != pid])
-        return encode(nums[:i] + (nnum,) + nums[i + 1:], cnums, st.crashed, cs,
-                      waiting), ident
+        self._last = pre
+        return None if key is None else (key, ident)
 
     def successor_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
                        evs: list[Event], encode: Any) -> list[tuple[Any, Any, tuple]]:
