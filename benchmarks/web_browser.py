@@ -18,7 +18,6 @@ elements and the records the page keeps: memory must stay flat over a long run (
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import socket
 import statistics
@@ -28,6 +27,8 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+from web_latency import link_for  # the same 1,000-request token ring link, one definition
 
 ROOT = Path(__file__).resolve().parent.parent
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -115,16 +116,7 @@ def main() -> None:
                     break
                 except OSError:
                     time.sleep(0.1)
-            scenario = json.loads((ROOT / "protocols/scenarios/token-ring.json").read_text())
-            scenario.update(id=f"ring-{args.n}", title=f"Token ring, {args.n} processes",
-                            params={"n": args.n, "requests": 1000},
-                            scheduler={"kind": "random", "seed": 7}, steps=1_000_000)
-            scenario.pop("expect", None)
-            req = urllib.request.Request(base + "/api/links", method="POST",
-                                         data=json.dumps({"scenario": scenario, "step": 0}).encode(),
-                                         headers={"content-type": "application/json"})
-            with urllib.request.urlopen(req) as r:
-                url = json.loads(r.read())["url"]
+            url = link_for(base, args.n)
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
                                              args=ARGS + ["--js-flags=--expose-gc",
