@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .events import DELIVER, ENV, LOCAL, PREFIX, TIMEOUT, Action, Guard, Message
-from .protocol import Ctx, Protocol
+from .protocol import Ctx, FastPaths, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from .sim import Simulator
@@ -239,6 +239,26 @@ def _compile_offer(acts: tuple[tuple, ...]) -> Callable[[Any, str, Any], list]:
     return env["offer"]
 
 
+def _compile_receive(proto_id: str, kind: str, config: Any,
+                     receivers: tuple[tuple, ...]) -> Callable[[Ctx, Message], None]:
+    """A plan's receive rules for messages of ``kind`` as one function ``(ctx, msg)``: the
+    first rule whose guard holds applies, as in ``RuleProtocol.deliver``, with the guards
+    called one after the other and no plan to look up per message."""
+    env: dict[str, Any] = {"config": config, "_fail": NotImplementedError,
+                           "_what": f"{proto_id}: no rule receives {kind} at "}
+    body = ["def receive(ctx, msg):", "    dst = msg.dst", "    state = ctx.get(dst)"]
+    for k, (when, _r, effect) in enumerate(receivers):
+        env[f"w{k}"], env[f"e{k}"] = when, effect
+        if when is None:                    # the rules after it are never reached
+            body.append(f"    return e{k}(ctx, msg)")
+            break
+        body += [f"    if w{k}(config, dst, state, msg):", f"        return e{k}(ctx, msg)"]
+    else:
+        body.append("    raise _fail(_what + dst + ' in its current state')")
+    exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
+    return env["receive"]
+
+
 class RuleProtocol(Protocol):
     """A protocol whose behaviour is its rules table: subclasses declare rules, not
     ``actions`` / ``on_<Kind>`` / ``guards``. ``role(config, pid, state)`` picks which rules
@@ -389,6 +409,19 @@ class RuleProtocol(Protocol):
         if plan is None:
             plan = self._plan(config, pid, state)
         return plan.offer(config, pid, state)
+
+    def fast_paths(self, config: Any, pid: str, state: Any) -> FastPaths | None:
+        """The one plan of a table without roles, as ``FastPaths`` (None with roles: which
+        rules a process has then depends on its state, or if a subclass overrides how
+        ``actions``, ``apply`` or ``deliver`` read the table)."""
+        cls = type(self)
+        if (cls.actions is not RuleProtocol.actions or cls.apply is not RuleProtocol.apply
+                or cls.deliver is not RuleProtocol.deliver or self._memo(config)[3]):
+            return None
+        plan = self._plan(config, pid, state)
+        return FastPaths(plan.offer, dict(plan.effects),
+                         {k: _compile_receive(self.id, k, config, rs)
+                          for k, rs in plan.receivers.items()})
 
     @staticmethod
     def _offer_each(acts: tuple[tuple, ...], config: Any, pid: str, state: Any, out: list,
