@@ -111,6 +111,9 @@ class Core:
         self._fx: dict[str, Any] = {}
         self._event_of: dict[tuple[int, Any], Event] = {}    # Simulator's (process, Action) cache
         self._events_by_name: list[dict[str, tuple]] = [{} for _ in self.pids]   # Core's
+        # pid -> state, the same as ``procs`` (``_put`` and ``_load`` keep both): a headless
+        # core's ``ctx.get`` is this dict's own lookup, with no Python call per read.
+        self._state_of: dict[str, Any] = {}
         self._ctx = self._make_ctx()      # one per simulator
         self.step_no = 0
         self._start_timeline()
@@ -133,7 +136,9 @@ class Core:
         return Headless(self)
 
     def _make_ctx(self) -> Ctx:
-        return QuietCtx(self)
+        ctx = QuietCtx(self)
+        ctx.get = self._state_of.__getitem__     # = self.proc (see _state_of)
+        return ctx
 
     def _start_timeline(self) -> None:
         """Nothing to keep: ``Simulator`` starts its trace and snapshots here."""
@@ -141,6 +146,9 @@ class Core:
     # ------------------------------------------------------------------ the global state
     def _load(self, st: State) -> None:
         self.procs: list = list(st.procs)
+        mirror = self._state_of           # the same dict object: ctx.get is bound to it
+        mirror.clear()
+        mirror.update(zip(self.pids, self.procs, strict=True))
         self.inflight: dict[int, Message] = {m.seq: m for m in st.messages}
         self.next_seq = st.next_seq
         self.crashed: set[str] = set(st.crashed)
@@ -198,6 +206,7 @@ class Core:
     def _put(self, pid: str, state: Any) -> None:
         i = self.index[pid]
         self.procs[i] = state
+        self._state_of[pid] = state
         self._touched.add(i)
 
     def _send(self, src: str, dst: str, kind: str, body: Any = None) -> Message:

@@ -34,6 +34,8 @@ kept)::
 
 from __future__ import annotations
 
+import ast
+import linecache
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -213,6 +215,50 @@ class Plan:
     offer: Callable[[Any, str, Any], list] = None   # ``acts`` compiled (``_compile_offer``)
 
 
+_NOT_INLINED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+                ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)
+
+
+def _inline_guard(fn: Any, names: Sequence[str]) -> str | None:
+    """The body of the guard ``fn``, a lambda, as an expression over ``names`` (its parameters
+    renamed, in order), so that compiled code evaluates the guard without calling it; None
+    unless that is exactly the same: a lambda whose body reads only its parameters (no global
+    or free name, so nothing it reads can be rebound later; no nested scope), found in its
+    source file and compiling to the very code ``fn`` runs."""
+    code = getattr(fn, "__code__", None)
+    if (code is None or getattr(fn, "__name__", "") != "<lambda>" or fn.__closure__
+            or fn.__defaults__ or fn.__kwdefaults__ or code.co_argcount != len(names)
+            or code.co_kwonlyargcount or code.co_flags & 0x0C):     # *args / **kwargs
+        return None
+    try:
+        tree = ast.parse("".join(linecache.getlines(code.co_filename)))
+    except (SyntaxError, ValueError):
+        return None
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno:
+            made = compile(ast.Expression(node), code.co_filename, "eval")
+            inner = [c for c in made.co_consts if hasattr(c, "co_code")]
+            if (len(inner) == 1 and inner[0].co_code == code.co_code
+                    and inner[0].co_consts == code.co_consts
+                    and inner[0].co_names == code.co_names
+                    and inner[0].co_varnames == code.co_varnames):
+                found.append(node)
+    if len(found) != 1:                      # not found, or two lambdas alike on one line
+        return None
+    params = [a.arg for a in found[0].args.args]
+    rename = dict(zip(params, names, strict=True))
+    body = found[0].body
+    for node in ast.walk(body):
+        if isinstance(node, _NOT_INLINED):
+            return None
+        if isinstance(node, ast.Name):
+            if node.id not in rename or not isinstance(node.ctx, ast.Load):
+                return None                  # a global or builtin: keep the call
+            node.id = rename[node.id]
+    return f"({ast.unparse(body)})"
+
+
 def _compile_offer(acts: tuple[tuple, ...]) -> Callable[[Any, str, Any], list]:
     """``acts`` as one function ``(config, pid, state) -> [Action, ...]``: the guards called
     one after the other, each rule's way of making its Action fixed in the code. It gives what
@@ -224,7 +270,8 @@ def _compile_offer(acts: tuple[tuple, ...]) -> Callable[[Any, str, Any], list]:
         env[f"w{k}"], env[f"x{k}"], env[f"a{k}"] = when, what, (acts[k],)
         ind = "    "
         if when is not None:
-            body.append(f"    if w{k}(config, pid, state):")
+            test = _inline_guard(when, ("config", "pid", "state")) or f"w{k}(config, pid, state)"
+            body.append(f"    if {test}:")
             ind = "        "
         if how is ONE:
             body.append(f"{ind}out.append(x{k})")
@@ -252,7 +299,9 @@ def _compile_receive(proto_id: str, kind: str, config: Any,
         if when is None:                    # the rules after it are never reached
             body.append(f"    return e{k}(ctx, msg)")
             break
-        body += [f"    if w{k}(config, dst, state, msg):", f"        return e{k}(ctx, msg)"]
+        test = (_inline_guard(when, ("config", "dst", "state", "msg"))
+                or f"w{k}(config, dst, state, msg)")
+        body += [f"    if {test}:", f"        return e{k}(ctx, msg)"]
     else:
         body.append("    raise _fail(_what + dst + ' in its current state')")
     exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
@@ -414,9 +463,10 @@ class RuleProtocol(Protocol):
         """The one plan of a table without roles, as ``FastPaths`` (None with roles: which
         rules a process has then depends on its state, or if a subclass overrides how
         ``actions``, ``apply`` or ``deliver`` read the table)."""
-        cls = type(self)
+        cls, mine = type(self), self.__dict__
         if (cls.actions is not RuleProtocol.actions or cls.apply is not RuleProtocol.apply
-                or cls.deliver is not RuleProtocol.deliver or self._memo(config)[3]):
+                or cls.deliver is not RuleProtocol.deliver or "actions" in mine
+                or "apply" in mine or "deliver" in mine or self._memo(config)[3]):
             return None
         plan = self._plan(config, pid, state)
         return FastPaths(plan.offer, dict(plan.effects),
