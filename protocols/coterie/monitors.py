@@ -44,11 +44,11 @@ def violations(sim: Any) -> list[str]:
 
 def check_lemma1_on_entry(ctx: Ctx, u: str) -> None:
     """Lemma 1 at the instant u enters its Q-region: u may lock and leave it in the same step,
-    which the after-step check would not see."""
+    which the after-step check would not see. It asks each sharer only whether it is in its
+    Q-region (``ctx.peek``), so the explorer can still replay u's step from memory."""
     cfg: Config = ctx.config
-    sim = ctx.sim
-    for v, s in zip(sim.pids, sim.procs, strict=True):
-        if v != u and in_q_region(s) and cfg.S.share(u, v):
+    for v in cfg.S.U:       # the processes in the simulator's order
+        if v != u and cfg.S.share(u, v) and ctx.peek(v, in_q_region):
             ctx.violation(f"Lemma 1: {u} enters its Q-region while {v}, which shares "
                           f"{', '.join(cfg.S.shared(u, v))}, is in its own")
 

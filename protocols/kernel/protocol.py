@@ -306,7 +306,8 @@ class Ctx:
     (it stops waiting unserved: it departed) keep the kernel's books of who waits and who is
     in a critical section; ``violation(text)`` reports a safety violation found while handling
     the step. Those are the simulator's own methods, bound once when its context is made, so
-    that an effect costs one call, not two (a step makes several).
+    that an effect costs one call, not two (a step makes several). ``peek(pid, probe)`` reads
+    one value of another process's state (an in-step monitor's question).
     """
 
     __slots__ = ("sim", "narration", "get", "put", "send", "request", "enter_cs", "exit_cs",
@@ -344,6 +345,13 @@ class Ctx:
         """Whether the running variant switches ``feature`` on (kernel.variants)."""
         sim = self.sim
         return sim.protocol.has(sim.variant, feature)
+
+    def peek(self, pid: str, probe: Callable[[Any], Any]) -> Any:
+        """``probe(state of pid)``, for a probe that is a pure function of one process state:
+        how a handler reads *another* process (an in-step monitor, say) without its step
+        depending on that process's whole state. The explorer replays such a step wherever
+        the probes answer as they did when it was recorded (``Transitions``)."""
+        return probe(self.get(pid))
 
     def say(self, text: str, pid: str = "", algorithm: str | None = None,
             lines: Sequence[int] = ()) -> None:
