@@ -288,42 +288,51 @@ class Core:
 
     # ------------------------------------------------------------------ enabled events
     def _refresh(self, i: int) -> None:
-        """Recompute the actions of process i (after a step touched it)."""
-        self._enabled = None
+        """Recompute the actions of process i (after a step touched it).
+
+        Written case by case (one action, several, none) rather than through counts of the old
+        and new events: it runs after every step, and this way a step reads about half as many
+        names and makes no ``len`` calls in the usual cases."""
         pid = self.pids[i]
         found = () if pid in self.crashed else self._actions(self.config, pid, self.procs[i])
         acts = self._acts
         old = acts.get(i)
-        if not found:
-            if old is None:                # nothing enabled before or now
+        if len(found) == 1:                # the usual case: one action, its Event reused
+            a = found[0]
+            hit = self._events_by_name[i].get(a.name)
+            if hit is None or (hit[0] is not a and hit[0] != a):
+                hit = self._remember(i, pid, a)
+            new = hit[1]
+            if new is old:                 # the same event as before
                 return
+            acts[i] = new
+            prog = hit[2]
+        elif found:
+            new = acts[i] = tuple([self._action_event(i, pid, a) for a in found])
+            prog = sum([e.progress for e in new])
+        elif old is None:                  # nothing enabled before or now
+            return
+        else:
             del acts[i]
             new, prog = None, 0
-        else:
-            if len(found) == 1:            # the usual case: one action, its Event reused
-                a = found[0]
-                hit = self._events_by_name[i].get(a.name)
-                if hit is None or (hit[0] is not a and hit[0] != a):
-                    hit = self._remember(i, pid, a)
-                new, prog = hit[1], hit[2]
-                if new is old:             # the same event as before
-                    return
-            else:
-                new = tuple([self._action_event(i, pid, a) for a in found])
-                prog = sum([e.progress for e in new])
-            acts[i] = new
-        if prog != self._progress[i]:
-            self._n_progress += prog - self._progress[i]
-            self._progress[i] = prog
-        n_old = len(old) if old else 0
-        n_new = len(new) if new else 0
-        if n_new != n_old:
-            if not n_old:
-                insort(self._order, i)
-            elif not n_new:
-                del self._order[bisect_left(self._order, i)]
-            self._n_acts += n_new - n_old
-            self._multi += (n_new > 1) - (n_old > 1)
+        self._enabled = None
+        progress = self._progress
+        if prog != progress[i]:
+            self._n_progress += prog - progress[i]
+            progress[i] = prog
+        if old is None:                    # i joins the processes with actions
+            insort(self._order, i)
+            self._n_acts += len(new)
+            if len(new) > 1:
+                self._multi += 1
+        elif new is None:                  # i leaves them
+            del self._order[bisect_left(self._order, i)]
+            self._n_acts -= len(old)
+            if len(old) > 1:
+                self._multi -= 1
+        elif len(new) != len(old):
+            self._n_acts += len(new) - len(old)
+            self._multi += (len(new) > 1) - (len(old) > 1)
 
     def _action_event(self, i: int, pid: str, a: Any) -> Event:
         """The Event of process i's Action ``a``: the one made before while the protocol

@@ -35,6 +35,7 @@ kept)::
 from __future__ import annotations
 
 import ast
+import copy
 import linecache
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -224,31 +225,54 @@ def _inline_guard(fn: Any, names: Sequence[str]) -> str | None:
     renamed, in order), so that compiled code evaluates the guard without calling it; None
     unless that is exactly the same: a lambda whose body reads only its parameters (no global
     or free name, so nothing it reads can be rebound later; no nested scope), found in its
-    source file and compiling to the very code ``fn`` runs."""
+    source file and compiling to the very code ``fn`` runs. Answers are kept per (code,
+    names): every plan of every config asks again, and a source file is parsed only once."""
     code = getattr(fn, "__code__", None)
     if (code is None or getattr(fn, "__name__", "") != "<lambda>" or fn.__closure__
             or fn.__defaults__ or fn.__kwdefaults__ or code.co_argcount != len(names)
             or code.co_kwonlyargcount or code.co_flags & 0x0C):     # *args / **kwargs
         return None
-    try:
-        tree = ast.parse("".join(linecache.getlines(code.co_filename)))
-    except (SyntaxError, ValueError):
-        return None
+    key = (code, tuple(names))
+    if key not in _INLINED:
+        if len(_INLINED) >= 4096:
+            _INLINED.clear()
+        _INLINED[key] = _inline_lambda(code, names)
+    return _INLINED[key]
+
+
+_INLINED: dict[tuple, str | None] = {}          # (code, names) -> what _inline_guard said
+_LAMBDAS: dict[str, dict[int, list[ast.Lambda]]] = {}   # file -> line -> the lambdas on it
+
+
+def _inline_lambda(code: Any, names: Sequence[str]) -> str | None:
+    """``_inline_guard``'s answer for the lambda whose code is ``code``."""
+    lambdas = _LAMBDAS.get(code.co_filename)
+    if lambdas is None:
+        lambdas = {}
+        try:
+            tree = ast.parse("".join(linecache.getlines(code.co_filename)))
+        except (SyntaxError, ValueError):
+            tree = ast.Module(body=[], type_ignores=[])
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Lambda):
+                lambdas.setdefault(node.lineno, []).append(node)
+        if len(_LAMBDAS) >= 256:
+            _LAMBDAS.clear()
+        _LAMBDAS[code.co_filename] = lambdas
     found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno:
-            made = compile(ast.Expression(node), code.co_filename, "eval")
-            inner = [c for c in made.co_consts if hasattr(c, "co_code")]
-            if (len(inner) == 1 and inner[0].co_code == code.co_code
-                    and inner[0].co_consts == code.co_consts
-                    and inner[0].co_names == code.co_names
-                    and inner[0].co_varnames == code.co_varnames):
-                found.append(node)
+    for node in lambdas.get(code.co_firstlineno, ()):
+        made = compile(ast.Expression(node), code.co_filename, "eval")
+        inner = [c for c in made.co_consts if hasattr(c, "co_code")]
+        if (len(inner) == 1 and inner[0].co_code == code.co_code
+                and inner[0].co_consts == code.co_consts
+                and inner[0].co_names == code.co_names
+                and inner[0].co_varnames == code.co_varnames):
+            found.append(node)
     if len(found) != 1:                      # not found, or two lambdas alike on one line
         return None
     params = [a.arg for a in found[0].args.args]
     rename = dict(zip(params, names, strict=True))
-    body = found[0].body
+    body = copy.deepcopy(found[0].body)      # the kept tree is not changed
     for node in ast.walk(body):
         if isinstance(node, _NOT_INLINED):
             return None
