@@ -33,12 +33,14 @@ def violations(sim: Any) -> list[str]:
     """Allocation validity (ρ_v ⊆ α(v)) and Lemma 1 (no two sharers in their Q-regions)."""
     cfg: Config = sim.config
     out = []
-    for u, res in sorted(sim.cs.items()):
-        bad = [r for r in res if r not in cfg.S.alpha[u]]
-        if bad:
-            out.append(f"allocation validity: {u} accesses {', '.join(bad)} ∉ α({u})")
+    if sim.cs:
+        for u, res in sorted(sim.cs.items()):
+            bad = [r for r in res if r not in cfg.S.alpha[u]]
+            if bad:
+                out.append(f"allocation validity: {u} accesses {', '.join(bad)} ∉ α({u})")
     inq = [u for u, s in zip(sim.pids, sim.procs, strict=True) if in_q_region(s)]
-    out.extend(_lemma1_pairs(cfg, inq))
+    if len(inq) > 1:            # a pair needs two (the explorer asks on every state)
+        out.extend(_lemma1_pairs(cfg, inq))
     return out
 
 

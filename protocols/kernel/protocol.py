@@ -260,6 +260,10 @@ class Protocol:
     #: state, ctx) -> state`` and ``content(config, (src, dst, kind, body), ctx) -> content``,
     #: so the explorer erases each process state and message content once per context.
     forget_parts: tuple | None = None
+    #: ``forget_keeps_violations``, optional with ``forget``: True when the erasure leaves all
+    #: that ``violations`` reads alone, so a state and its forgotten version are judged alike
+    #: and the explorer need not judge a successor whose key it has stored (audited).
+    forget_keeps_violations: bool = False
     #: ``por_senders(config) -> {pid: peers}``: who may send to whom (partial-order reduction).
     por_senders: Callable[..., Any] | None = None
     #: ``por_signature(config, pid, state) -> hashable``: what the monitors read of a process.
