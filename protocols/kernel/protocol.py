@@ -260,6 +260,10 @@ class Protocol:
     #: state, ctx) -> state`` and ``content(config, (src, dst, kind, body), ctx) -> content``,
     #: so the explorer erases each process state and message content once per context.
     forget_parts: tuple | None = None
+    #: ``forget_keeps_violations``, optional with ``forget``: True when the erasure leaves all
+    #: that ``violations`` reads alone, so a state and its forgotten version are judged alike
+    #: and the explorer need not judge a successor whose key it has stored (audited).
+    forget_keeps_violations: bool = False
     #: ``por_senders(config) -> {pid: peers}``: who may send to whom (partial-order reduction).
     por_senders: Callable[..., Any] | None = None
     #: ``por_signature(config, pid, state) -> hashable``: what the monitors read of a process.
@@ -306,7 +310,8 @@ class Ctx:
     (it stops waiting unserved: it departed) keep the kernel's books of who waits and who is
     in a critical section; ``violation(text)`` reports a safety violation found while handling
     the step. Those are the simulator's own methods, bound once when its context is made, so
-    that an effect costs one call, not two (a step makes several).
+    that an effect costs one call, not two (a step makes several). ``peek(pid, probe)`` reads
+    one value of another process's state (an in-step monitor's question).
     """
 
     __slots__ = ("sim", "narration", "get", "put", "send", "request", "enter_cs", "exit_cs",
@@ -344,6 +349,13 @@ class Ctx:
         """Whether the running variant switches ``feature`` on (kernel.variants)."""
         sim = self.sim
         return sim.protocol.has(sim.variant, feature)
+
+    def peek(self, pid: str, probe: Callable[[Any], Any]) -> Any:
+        """``probe(state of pid)``, for a probe that is a pure function of one process state:
+        how a handler reads *another* process (an in-step monitor, say) without its step
+        depending on that process's whole state. The explorer replays such a step wherever
+        the probes answer as they did when it was recorded (``Transitions``)."""
+        return probe(self.get(pid))
 
     def say(self, text: str, pid: str = "", algorithm: str | None = None,
             lines: Sequence[int] = ()) -> None:
