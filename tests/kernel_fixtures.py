@@ -134,3 +134,36 @@ def scenario(**kw: Any) -> SimpleNamespace:
                 variant=None)
     base.update(kw)
     return SimpleNamespace(**base)
+
+
+@dataclass(frozen=True, slots=True)
+class Lamp:
+    on: bool = False
+
+
+def lamp_on(s: Lamp) -> bool:
+    """The probe ``Peek``'s handler asks of p1 (a module-level function: one identity)."""
+    return s.on
+
+
+class Peek(Protocol):
+    """p2 has sent p0 two equal Ticks; p1 may switch its lamp on. On each Tick p0 asks p1
+    (``ctx.peek``) whether its lamp is on and reports a violation if it is: a step that
+    reads another process only through a probe."""
+
+    id = "test_peek"
+    variants = ("default",)
+
+    def setup(self, scenario: Any, variant: str) -> Setup:
+        return Setup(("p0", "p1", "p2"), (Lamp(), Lamp(), Lamp()),
+                     messages=(("p2", "p0", "Tick", None), ("p2", "p0", "Tick", None)))
+
+    def actions(self, config: Any, pid: str, s: Lamp) -> list[Action]:
+        return [Action(ENV, "switch", progress=False)] if pid == "p1" and not s.on else []
+
+    def do_switch(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        ctx.put(pid, Lamp(on=True))
+
+    def on_Tick(self, ctx: Ctx, msg: Message) -> None:
+        if ctx.peek("p1", lamp_on):
+            ctx.violation("p0 ticked while p1's lamp is on")

@@ -456,3 +456,29 @@ def test_no_module_outside_the_kernel_touches_its_private_names() -> None:
                     if m.group(1) != "self" and m.group(2) in private - local:
                         hits.append(f"{rel}:{n}: {m.group(0)}")
     assert hits == []
+
+
+def test_a_step_that_peeks_is_replayed_only_where_the_probe_answers_the_same():
+    """``Ctx.peek`` keeps a step replayable (``Transitions``' memo): p0's Tick is recorded
+    with p1's answer (lamp off) and replayed where p1 still answers so; where p1's lamp is on
+    it is taken afresh and reports its violation, as the reference transitions do."""
+    from protocols.kernel import Transitions
+    from tests.kernel_fixtures import Peek
+    ts = Transitions(Simulator(Peek(), scenario(channels="unordered")))
+    ref = Transitions(Simulator(Peek(), scenario(channels="unordered")), fast=False)
+    root = ts.initial
+    nums, cnums = ts.root_numbers()
+    tick1, tick2, switch = ts.events_at(root, nums, cnums)
+    assert switch.id == "e:p1:switch"
+    first = ts.step_fast(root, nums, cnums, frozenset(), tick1)
+    assert ts.slow == 1 and first.local is not None and not first.violations
+    again = ts.step_fast(first.state, first.nums, first.cnums, frozenset(), tick2)
+    assert ts.slow == 1 and again.local == first.local       # replayed: p1 answers the same
+    assert ts.judge(again) == ()
+    assert again.state == ref.step(first.state, tick2).state
+    on = ts.step_fast(root, nums, cnums, frozenset(), switch)
+    slow = ts.slow
+    after = ts.step_fast(on.state, on.nums, on.cnums, frozenset(), tick1)
+    assert ts.slow == slow + 1 and after.local is None      # p1's lamp is on: taken afresh
+    assert after.violations == ("p0 ticked while p1's lamp is on",)
+    assert after.violations == ref.step(on.state, tick1).violations

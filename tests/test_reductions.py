@@ -130,6 +130,16 @@ class Amnesiac(Coterie):
         return tuple(replace(p, C=0) for p in procs), messages
 
 
+class Clockwatcher(Coterie):
+    """Judges a finished process's clock (a "violation" only a forgotten state shows, since
+    forget zeroes that clock) and still declares ``forget_keeps_violations``."""
+
+    def violations(self, sim):
+        cfg = sim.config
+        return [f"{u} finished with clock 0" for u, s in zip(sim.pids, sim.procs, strict=True)
+                if s.req.phase == "idle" and s.req.done == len(cfg.workload[u]) and s.C == 0]
+
+
 def test_a_wrong_locality_declaration_stops_the_search():
     sc = preemption([1, 1, 1])
     sim = Simulator(Mute(), sc, "full")
@@ -141,6 +151,16 @@ def test_a_forget_hook_that_erases_a_live_value_is_caught():
     sc = coterie(FIG1, {"a": [1, 1], "b": [1, 2], "c": [1]})
     sim = Simulator(Amnesiac(), sc, "full")
     with pytest.raises(ScenarioError, match="forget erased a value a later step reads"):
+        explore(sim, sc, 20_000, livelock_check=False)
+
+
+def test_a_wrong_forget_keeps_violations_declaration_is_caught():
+    """The explorer skips judging successors whose key it has stored when the protocol says its
+    forget keeps what violations reads; the audit checks the claim on sampled states."""
+    sc = coterie(FIG1, {"a": [1, 1], "b": [1, 2], "c": [1]})
+    assert Clockwatcher.forget_keeps_violations
+    sim = Simulator(Clockwatcher(), sc, "full")
+    with pytest.raises(ScenarioError, match="forget_keeps_violations is wrong"):
         explore(sim, sc, 20_000, livelock_check=False)
 
 

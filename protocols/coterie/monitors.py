@@ -33,22 +33,24 @@ def violations(sim: Any) -> list[str]:
     """Allocation validity (ρ_v ⊆ α(v)) and Lemma 1 (no two sharers in their Q-regions)."""
     cfg: Config = sim.config
     out = []
-    for u, res in sorted(sim.cs.items()):
-        bad = [r for r in res if r not in cfg.S.alpha[u]]
-        if bad:
-            out.append(f"allocation validity: {u} accesses {', '.join(bad)} ∉ α({u})")
+    if sim.cs:
+        for u, res in sorted(sim.cs.items()):
+            bad = [r for r in res if r not in cfg.S.alpha[u]]
+            if bad:
+                out.append(f"allocation validity: {u} accesses {', '.join(bad)} ∉ α({u})")
     inq = [u for u, s in zip(sim.pids, sim.procs, strict=True) if in_q_region(s)]
-    out.extend(_lemma1_pairs(cfg, inq))
+    if len(inq) > 1:            # a pair needs two (the explorer asks on every state)
+        out.extend(_lemma1_pairs(cfg, inq))
     return out
 
 
 def check_lemma1_on_entry(ctx: Ctx, u: str) -> None:
     """Lemma 1 at the instant u enters its Q-region: u may lock and leave it in the same step,
-    which the after-step check would not see."""
+    which the after-step check would not see. It asks each sharer only whether it is in its
+    Q-region (``ctx.peek``), so the explorer can still replay u's step from memory."""
     cfg: Config = ctx.config
-    sim = ctx.sim
-    for v, s in zip(sim.pids, sim.procs, strict=True):
-        if v != u and in_q_region(s) and cfg.S.share(u, v):
+    for v in cfg.S.U:       # the processes in the simulator's order
+        if v != u and cfg.S.share(u, v) and ctx.peek(v, in_q_region):
             ctx.violation(f"Lemma 1: {u} enters its Q-region while {v}, which shares "
                           f"{', '.join(cfg.S.shared(u, v))}, is in its own")
 

@@ -37,8 +37,10 @@ class Requester:
 
     def has_all(self) -> bool:
         """A RESPONSE from every v ∈ q is held: the first condition of Case 1."""
+        if self.phase != "query":       # most states (a monitor asks on every state)
+            return False
         have = {c[0] for c in self.copies}
-        return self.phase == "query" and all(v in have for v in self.q)
+        return all(v in have for v in self.q)
 
     def A(self, alpha: tuple[str, ...]) -> tuple[str, ...]:
         """A_u: the r ∈ α(u) with D_v(r) = (⊥, t) in every copy held (Case 1)."""

@@ -4,7 +4,8 @@
 explorer cannot prove that, but it can test it where it matters, on states deep in the search
 (the erasures of coterie's clocks apply only once processes have finished): every
 ``every``-th new state whose forgotten version differs from it, it compares the keys of the
-successors of both, with the violations and critical-section entries of each step. A
+successors of both, with the violations and critical-section entries of each step (and,
+where the protocol declares ``forget_keeps_violations``, the violations of both states). A
 difference stops the search with an error naming the state's schedule, instead of pruning
 behaviour silently.
 """
@@ -37,6 +38,18 @@ class ForgetAudit:
         if other.procs == st.procs and other.messages == st.messages:
             return
         self.checked += 1
+        protocol = self.keyer.protocol
+        if getattr(protocol, "forget_keeps_violations", False):
+            ts = self.ts
+            ts.load(st)
+            bad = ts.violations()
+            ts.load(other)
+            if bad != ts.violations():
+                raise ScenarioError(
+                    f"{protocol.id}.forget_keeps_violations is wrong: the state after "
+                    f"{' '.join(schedule()) or 'step 0'} and its forgotten version are judged "
+                    "differently")
+            ts.forget()
         if self._futures(st) != self._futures(other):
             raise ScenarioError(
                 f"{self.keyer.protocol.id}.forget erased a value a later step reads: the state "

@@ -258,6 +258,11 @@ class Search:
         self.fast = transitions.memo and (transitions.viewable or not o.violations)
         owner = getattr(key, "__self__", None)
         self.exact = isinstance(owner, Keyer) and not owner.group and not owner.forgets
+        # Successors whose key is stored need no judging when the key is exact, or erases only
+        # what the protocol's ``violations`` never reads (``forget_keeps_violations``).
+        self.same_verdict = self.exact or (
+            isinstance(owner, Keyer) and not owner.group and owner.forgets and
+            bool(getattr(transitions.protocol, "forget_keeps_violations", False)))
         # the key of a fast-path successor: from its parts where the key function allows
         self.key_of = owner.key_of if isinstance(owner, Keyer) and key == owner.key else \
             (lambda out: key(out.state, nums=out.nums, cnums=out.cnums))
@@ -295,9 +300,10 @@ class Search:
             k = self.key_of(out) if known is None else known
             j = self.seen.get(k)
             # A state already stored had no violation when it was stored; with an exact key
-            # (no forget, no symmetry) this one is the same state, so need not be judged again.
+            # (no forget, no symmetry) this one is the same state, so need not be judged again
+            # (nor under a forget that keeps what ``violations`` reads: ``same_verdict``).
             if o.violations and out.violations is None and (
-                    j is None or not self.exact or (j == 0 and self.root_bad)):
+                    j is None or not self.same_verdict or (j == 0 and self.root_bad)):
                 ts.judge(out)
             new = j is None and not (o.violations and out.violations)
             stuck = new and o.deadlocks and ts.stuck_of(out)

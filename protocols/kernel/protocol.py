@@ -13,7 +13,7 @@ import functools
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import networkx as nx
 
@@ -34,6 +34,16 @@ class Setup:
     config: Any = None
     messages: tuple[tuple[str, str, str, Hashable], ...] = ()   # (src, dst, kind, body)
     capacity: dict[str, int] = field(default_factory=dict)     # resource -> units (default 1)
+
+
+class FastPaths(NamedTuple):
+    """A protocol's behaviour in one config, as plain callables a headless core calls directly
+    (``Protocol.fast_paths``): the same answers as ``actions`` / ``apply`` / ``deliver`` for
+    every process, without their dispatch on each call."""
+
+    actions: Callable[[Any, str, Any], Sequence[Action]]   # = actions(config, pid, state)
+    effects: dict[str, Callable[..., None]]   # name -> f: f(ctx, pid, "") = apply(ctx, pid, name)
+    deliver: dict[str, Callable[..., None]]   # kind -> f: f(ctx, msg) = deliver(ctx, msg)
 
 
 class Protocol:
@@ -99,6 +109,13 @@ class Protocol:
         for processes a step touched.
         """
         return ()
+
+    def fast_paths(self, config: Any, pid: str, state: Any) -> FastPaths | None:
+        """``config``'s behaviour as ``FastPaths`` when it is the same for every process and
+        state (``pid`` and ``state``: any process's, e.g. to build it), else None (then a core
+        calls ``actions`` / ``apply`` / ``deliver``). Default: None. Only a shortcut: a step
+        gives the same state either way."""
+        return None
 
     def eager(self, config: Any, pid: str, state: Any) -> str | None:
         """The name of an action of ``pid`` that happens at once, at the end of the step that
@@ -243,6 +260,10 @@ class Protocol:
     #: state, ctx) -> state`` and ``content(config, (src, dst, kind, body), ctx) -> content``,
     #: so the explorer erases each process state and message content once per context.
     forget_parts: tuple | None = None
+    #: ``forget_keeps_violations``, optional with ``forget``: True when the erasure leaves all
+    #: that ``violations`` reads alone, so a state and its forgotten version are judged alike
+    #: and the explorer need not judge a successor whose key it has stored (audited).
+    forget_keeps_violations: bool = False
     #: ``por_senders(config) -> {pid: peers}``: who may send to whom (partial-order reduction).
     por_senders: Callable[..., Any] | None = None
     #: ``por_signature(config, pid, state) -> hashable``: what the monitors read of a process.
@@ -289,7 +310,8 @@ class Ctx:
     (it stops waiting unserved: it departed) keep the kernel's books of who waits and who is
     in a critical section; ``violation(text)`` reports a safety violation found while handling
     the step. Those are the simulator's own methods, bound once when its context is made, so
-    that an effect costs one call, not two (a step makes several).
+    that an effect costs one call, not two (a step makes several). ``peek(pid, probe)`` reads
+    one value of another process's state (an in-step monitor's question).
     """
 
     __slots__ = ("sim", "narration", "get", "put", "send", "request", "enter_cs", "exit_cs",
@@ -327,6 +349,13 @@ class Ctx:
         """Whether the running variant switches ``feature`` on (kernel.variants)."""
         sim = self.sim
         return sim.protocol.has(sim.variant, feature)
+
+    def peek(self, pid: str, probe: Callable[[Any], Any]) -> Any:
+        """``probe(state of pid)``, for a probe that is a pure function of one process state:
+        how a handler reads *another* process (an in-step monitor, say) without its step
+        depending on that process's whole state. The explorer replays such a step wherever
+        the probes answer as they did when it was recorded (``Transitions``)."""
+        return probe(self.get(pid))
 
     def say(self, text: str, pid: str = "", algorithm: str | None = None,
             lines: Sequence[int] = ()) -> None:

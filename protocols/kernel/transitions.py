@@ -134,7 +134,9 @@ def _get_sim(ctx: Ctx) -> Any:          # a handler looked at the global state: 
 class _WatchCtx(_QuietCtx):
     """A quiet Ctx that notes whether the step read or wrote anything but its own process
     (``sim.watch_i``): reading ``ctx.sim`` or another process's state, writing another's, or
-    reporting a violation clears ``sim.watch_ok``. Only steps that keep it are memoised."""
+    reporting a violation clears ``sim.watch_ok``. Only steps that keep it are memoised. What
+    the step asked of other processes through ``peek`` is noted in ``sim.watch_probes``
+    instead: the memo replays such a step only where the probes answer the same."""
 
     __slots__ = ()
 
@@ -167,6 +169,14 @@ class _WatchCtx(_QuietCtx):
     def has(self, feature: str) -> bool:
         s = _SIM.__get__(self)
         return s.protocol.has(s.variant, feature)
+
+    def peek(self, pid: str, probe: Any) -> Any:
+        s = _SIM.__get__(self)
+        i = s.index[pid]
+        value = probe(s.procs[i])
+        if i != s.watch_i:
+            s.watch_probes.append((i, probe, value))
+        return value
 
     def _own(self, pid: str) -> Any:
         s = _SIM.__get__(self)
@@ -411,6 +421,9 @@ class Transitions:
         sim._ctx = _WatchCtx(sim)
         sim.watch_i = -1
         sim.watch_ok = True
+        sim.watch_probes = []
+        # (probe, process state number) -> the probe's answer (``_probes_hold``)
+        self._probed: dict[tuple[Any, int], Any] = {}
         self._index = sim.index
         self._effects: dict[tuple, tuple] = {}
         # (state, event, where, ident, memo key, effect) of the last ``successor_key``
@@ -636,7 +649,8 @@ class Transitions:
             mk = (ident, nums[i], w, csv)
             eff = effects.get(mk)
             pre = (st, ev, (i, pos, pid, w, csv), ident, mk, eff)
-            if eff is None or eff[5]:
+            if eff is None or eff[5] or (eff[7] is not None and
+                                         not self._probes_hold(eff[7], nums)):
                 res.append((None, ident, pre))
                 continue
             nnum, scnums, csafter, wafter = eff[1], eff[2], eff[3], eff[4]
@@ -681,7 +695,9 @@ class Transitions:
         cs, waiting = st.cs, st.waiting
         if eff is None:
             return self._slow(st, nums, cnums, unf, ev, mk)
-        nstate, nnum, scnums, csafter, wafter, entered, unf_i = eff
+        nstate, nnum, scnums, csafter, wafter, entered, unf_i, probes = eff
+        if probes is not None and not self._probes_hold(probes, nums):
+            return self._slow(st, nums, cnums, unf, ev, None)   # another path: not recorded
         if entered:
             # the capacity check of ``_enter_cs`` depends on the others in their CS
             if cs and self._over(cs, pid, csafter):
@@ -760,6 +776,7 @@ class Transitions:
         i = self._index[ev.pid]
         sim.watch_i = i if mk is not None else -1
         sim.watch_ok = True
+        sim.watch_probes = []
         out = self.apply(ev)
         sim.watch_i = -1
         out.ident = mk[0] if mk is not None else None
@@ -802,8 +819,23 @@ class Transitions:
             return False
         csafter = dict(child.cs).get(pid)
         wafter = any(x[0] == pid for x in child.waiting)
+        probes = tuple(self._sim.watch_probes) or None
         self._effects[mk] = (child.procs[i], out.nums[i], out.cnums[n_kept:], csafter, wafter,
-                             out.entered_cs, pid in out.unfinished)
+                             out.entered_cs, pid in out.unfinished, probes)
+        return True
+
+    def _probes_hold(self, probes: tuple, nums: tuple[int, ...]) -> bool:
+        """Whether every probe a recorded step asked of another process (``Ctx.peek``:
+        process index, probe, answer) answers the same in the state numbered ``nums``: then
+        the step takes the same path there and has the recorded effect."""
+        probed, state_of = self._probed, self._state_of
+        for j, probe, value in probes:
+            n = nums[j]
+            a = probed.get((probe, n), probed)
+            if a is probed:
+                a = probed[(probe, n)] = probe(state_of[n])
+            if a != value:
+                return False
         return True
 
     # ---------------------------------------------------------------- stored compactly
