@@ -11,6 +11,8 @@ Properties (bounded example counts, a few seconds each):
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,7 +21,7 @@ from protocols.kernel import make_scheduler
 from protocols.kout_tree.legitimacy import counts, expected, report, safety, track
 from protocols.kout_tree.state import IN, REQ
 from protocols.runner import build, drive, run
-from protocols.scenario import ScenarioError, parse, resolve
+from protocols.scenario import ScenarioError, load_file, parse, resolve
 
 VARIANTS = ("no-pusher", "no-priority", "no-controller", "as-printed", "full")
 
@@ -357,3 +359,32 @@ def test_from_an_arbitrary_start_a_violation_after_legitimacy_is_reported():
     sim.replay(schedule)
     assert [f.step for f in sim.monitors.violations()] == [20]
     assert report(sim)["converged_at"]["step"] == 12
+
+
+FOUND = Path(__file__).resolve().parent.parent / "benchmarks" / "found"
+
+
+@pytest.mark.parametrize("n", [41, 78, 89, 104, 109])
+def test_entering_twice_after_a_fault_before_legitimacy_is_transient(n):
+    """Issue 14, chaos instances found by ``verify`` (branch famrun): from a corrupted start a
+    fault sets a process's State back to Req inside its critical section and it enters again.
+    The kernel's own re-entry check used to report that as a violation, so it counted as a
+    counterexample to ``full``; before legitimacy it is transient, as kout_tree's predicates
+    are: listed with them at its step, not a violation."""
+    sc = load_file(FOUND / f"verify-kout-tree-chaos-{n}-full-ce.json")
+    out = run(sc, "full")
+    assert out["violations"] == [] and not out["legitimate"]
+    again = [t for t in out["transient"] if "while already in it" in t["text"]]
+    assert again and again[-1]["step"] == out["steps"]
+
+
+def test_entering_twice_counts_once_legitimate_or_without_a_controller():
+    """The hook judges only runs that are not yet legitimate: on a clean start (legitimate from
+    step 0) and for a variant without a controller a re-entry stays a violation."""
+    from protocols.kout_tree.legitimacy import transient
+
+    clean = build(scenario(workload={"a": [1]}), "full")
+    assert not transient(clean, "a enters its critical section while already in it")
+    assert track(clean).pending == []
+    bare = build(scenario(workload={"a": [1]}), "no-controller")
+    assert not transient(bare, "a enters its critical section while already in it")

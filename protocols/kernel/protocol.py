@@ -143,6 +143,14 @@ class Protocol:
         resource-capacity check). Called after every step: keep it cheap."""
         return []
 
+    def transient(self, sim: "Simulator", text: str) -> bool:
+        """Whether a violation the kernel itself found in this step (a critical section entered
+        twice, a resource beyond its capacity) is transient: a self-stabilising protocol
+        promises safety only once its run is legitimate, so before that it records ``text`` in
+        its own report and answers True, as it does with its own predicates. Default: False
+        (every violation counts)."""
+        return False
+
     def wait_for(self, sim: "Simulator") -> nx.DiGraph:
         """The wait-for (or dependency) graph of the current state; edges u -> v: u waits for v."""
         return nx.DiGraph()

@@ -41,6 +41,7 @@ class Track:
         self._myc = array("q")
         self.transient: dict[int, tuple[str, ...]] = {}
         self.bad: dict[int, frozenset] = {}    # safety texts at each step before legitimacy
+        self.pending: list[str] = []            # the kernel's transient texts of the step under way
 
     def set(self, step: int, legit: bool, myc: int) -> None:
         while len(self._legit) <= step:
@@ -151,19 +152,35 @@ def observe(sim: Any) -> list[str]:
     if legit != root.legit:
         sim.put_ghost(cfg.root, replace(root, legit=legit))
     t.set(step, legit, root.myC)
+    kernel, t.pending = tuple(t.pending), []
     if legit:
-        t.transient.pop(step, None)
         t.bad.pop(step, None)
+        if kernel:      # entered twice in the very step that began legitimacy: still before it
+            t.transient[step] = kernel
+        else:
+            t.transient.pop(step, None)
         return bad
     now = frozenset(bad)
     prev = t.bad.get(step - 1, frozenset())
     t.bad[step] = prev if prev == now else now      # share the object while nothing changes
-    new = tuple(sorted(now - prev))
+    new = tuple(sorted(now - prev)) + kernel
     if new:
         t.transient[step] = new
     else:
         t.transient.pop(step, None)
     return []
+
+
+def transient(sim: Any, text: str) -> bool:
+    """The kernel found ``text`` (e.g. a process entering its critical section while the kernel
+    has it in one already, after a fault set its ``State`` back to Req) in this step: before
+    legitimacy that is transient like the safety predicates' violations — recorded with the
+    step's, not returned; after it, real. Without a controller every violation is real."""
+    cfg: Config = sim.config
+    if not cfg.feat.controller or legitimate(sim):
+        return False
+    track(sim).pending.append(text)
+    return True
 
 
 def async_rounds(sim: Any, upto: int) -> int:

@@ -107,6 +107,9 @@ class KoutTree(Root, Process, Application, RuleProtocol):
     def violations(self, sim: Any) -> list[str]:
         return legitimacy.observe(sim)
 
+    def transient(self, sim: Any, text: str) -> bool:
+        return legitimacy.transient(sim, text)
+
     def monitor_writes(self, config: Config) -> bool:
         """Its monitor keeps the legitimacy ghost in the root's state (legitimacy.observe): with a
         controller, from an arbitrary start the ghost changes (a clean start makes it true), so no
