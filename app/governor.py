@@ -10,21 +10,38 @@ sessions at 1,000 steps/s of a 200-process ring slow down first, to their slices
 the loop's time stays free for commands and new connections.
 
 New sessions are refused only when even an idle one could not be served: when the event loop is
-so late (smoothed lag over ``REFUSE_LAG``) that a command would wait that long for its answer.
+so late (smoothed lag over ``refuse_lag``, ``ALLOCSCOPE_REFUSE_LAG_MS``) that a command would wait
+that long for its answer. Where the lag samples come from is the ``lateness`` argument: the
+loop's own lateness in production; tests give one they hold, so that their machine's load never
+decides whether they are refused, and the tests of refusal set it on purpose.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 TICK = 0.05          # seconds between lag samples
 REFUSE_LAG = 0.5     # a loop this late (smoothed) cannot answer a new session's commands
 FIRST_COST = 2e-4    # seconds a step is assumed to cost before it has been measured
 
+Lateness = Callable[[], Awaitable[float]]    # one lag sample, in seconds, taken about every TICK
+
+
+async def loop_lateness() -> float:
+    """Sleep ``TICK`` on the running loop and return how much later than asked it woke."""
+    loop = asyncio.get_running_loop()
+    t = loop.time()
+    await asyncio.sleep(TICK)
+    return loop.time() - t - TICK
+
 
 class Governor:
-    def __init__(self, share: float = 0.6) -> None:
+    def __init__(self, share: float = 0.6, refuse_lag: float = REFUSE_LAG,
+                 lateness: Lateness | None = None) -> None:
         self.share = share               # of each second, for all play together
+        self.refuse_lag = refuse_lag     # seconds of smoothed lag from which new sessions wait
+        self.lateness = lateness or loop_lateness
         self.lag = 0.0                   # smoothed event-loop lag, seconds
         self.demand: dict[int, float] = {}   # player key -> CPU seconds a second it asks for
         self.level = share               # the water level: CPU s/s a player may use at most
@@ -75,16 +92,13 @@ class Governor:
 
     @property
     def accepting(self) -> bool:
-        return self.lag < REFUSE_LAG
+        return self.lag < self.refuse_lag
 
     def busy_message(self) -> str:
         return (f"server busy: this worker answers commands {round(1000 * self.lag)} ms late "
-                f"(more than {round(1000 * REFUSE_LAG)} ms), so a new session could not be "
+                f"(more than {round(1000 * self.refuse_lag)} ms), so a new session could not be "
                 f"served; try again in a minute")
 
     async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
         while True:
-            t = loop.time()
-            await asyncio.sleep(TICK)
-            self.observe(loop.time() - t - TICK)
+            self.observe(await self.lateness())

@@ -115,6 +115,9 @@ class Settings:
     # -- fair CPU (app/governor.py)
     play_cpu_share: float = setting(0.6, 0.05, 0.95, "share of a worker's time all playing "
                                     "sessions together may use; each gets a fair slice of it")
+    refuse_lag_ms: int = setting(500, 50, 3_600_000, "milliseconds a worker's event loop may run "
+                                 "late (smoothed) before it refuses new sessions as \"server "
+                                 "busy\"; open sessions are kept")
     # -- links (app/store.py, app/linkstate.py)
     data: Path = setting(Path("data"), doc="folder of the short-link database `links.sqlite3` "
                          "(SQLite, WAL); created on first use", shown="`./data`")

@@ -49,12 +49,15 @@ def _harden(request: Request, response: Response) -> Response:
     return response
 
 
-def create_app(limits: Limits | None = None) -> FastAPI:
+def create_app(limits: Limits | None = None, governor: Governor | None = None) -> FastAPI:
+    """The app; ``governor`` replaces the one built from the limits (tests give one whose
+    lateness they hold)."""
     app = FastAPI(title="allocscope", version="0.1.0",
                   description="A browser lab for distributed resource-allocation algorithms.")
     app.state.limits = limits or Limits.from_env()
     app.state.sessions = ws.SessionCount()
-    app.state.governor = Governor(app.state.limits.play_cpu_share)
+    app.state.governor = governor or Governor(app.state.limits.play_cpu_share,
+                                              app.state.limits.refuse_lag_ms / 1000)
     offload.share_the_gil()
     guards.quiet_bad_frames()
 

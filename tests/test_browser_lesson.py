@@ -59,6 +59,7 @@ CAPTIONS: dict[str, tuple[str, Any]] = {
     "game-fault": ("crashed", "T1"),
     "game-locality-chain": ("crashed", "T1"),
     "game-lost-winning": ("say", "winning form is lost"),
+    "game-restricted-locality-3": ("crashed", "T4"),
     "game-three-nodes": ("cycle", ["T5", "T3", "T1"]),
     "token-ring": ("cs", ["p0"]),
     "token-ring-lossy": ("monitor", "deadlock"),
@@ -112,9 +113,10 @@ def check_caption(page: Any, sid: str) -> dict[str, Any]:
 
 # Scenarios whose phone figure (390 x 844, at the figure moment) still has overlapping or cut
 # labels: coterie-example4's two crowded clients, kout chips and a ResT label on a node or on
-# the counters under the tree. Measured, not hidden.
+# the counters under the tree; game-restricted-locality-3's nine pools of one node in one row
+# (queue names on one another). Measured, not hidden.
 PHONE_NOT_YET = {"coterie-example4", "kout-chaos", "kout-random",
-                 "found-kout-tree-as-printed-extra-resource-token"}
+                 "found-kout-tree-as-printed-extra-resource-token", "game-restricted-locality-3"}
 
 
 @pytest.mark.parametrize("sid", SCENARIOS)

@@ -20,7 +20,7 @@ from protocols.runner import build, scheduler_for
 from protocols.scenario import resolve
 
 SCENARIOS = ("game-three-nodes", "game-conflict", "game-fault", "game-lost-winning",
-             "game-locality-chain")
+             "game-locality-chain", "game-restricted-locality-3")
 VARIANTS = ("restricted", "complete", "full")
 W, H = 940, 350          # #view at a 1280 x 720 viewport, with the side panel (as low
                          # as 358 px when the legend and the narration take two lines)
@@ -148,13 +148,20 @@ def test_nothing_labelled_overlaps(sid: str, variant: str) -> None:
     assert checked > 10
 
 
+# Scenarios whose 1280 x 720 figure is still dense (common.js hides the badges: phase, ticket):
+# game-restricted-locality-3 is the family's instance as found, nine pools on one node in one
+# row (its badges show in present mode at 1920 x 1080). Strict: once clean, take it off.
+DENSE_YET = {"game-restricted-locality-3"}
+
+
 @pytest.mark.parametrize("sid", SCENARIOS)
 def test_readable_on_the_projector(sid: str) -> None:
     """Badges are shown (the nodes are not so close that common.js hides them) and the zoom
     keeps text at least 80 % of its CSS size."""
     sim = build(resolve(sid), None)
     r, k, dense = zoom(sim.protocol.view(sim))
-    assert not dense and k <= 1.25, (r, k, dense)
+    assert k <= 1.25, (r, k, dense)
+    assert dense == (sid in DENSE_YET), (sid, r, k, dense)
 
 
 def test_the_check_sees_the_old_cramped_layout() -> None:

@@ -143,3 +143,82 @@ def test_one_protocol_object_serves_configs_of_two_variants_in_turn() -> None:
     assert "_memos" not in vars(copy) and "_last" not in vars(copy)
     assert Simulator(copy, scenario(), "plain").enabled_ids() == ["e:boss:go", "e:c1:go",
                                                                   "e:c2:go"]
+
+
+# ---------------------------------------------------------------- compiled guards (issue 15)
+LIMIT = 2          # read by a guard of ``Counter``: a global, so that guard stays a call
+
+
+@dataclass(frozen=True, slots=True)
+class C:
+    n: int = 0
+    held: bool = False
+
+
+class Counter(RuleProtocol):
+    """Three processes without roles: each counts up while below ``LIMIT`` (a guard reading a
+    global) and passes a Baton on when it holds it and has counted (a guard on its parameters
+    only); ``wait`` has two lambdas on one line."""
+
+    id = "test_counter"
+
+    def setup(self, scenario: Any, variant: str) -> Setup:
+        return Setup(("a", "b", "c"), (C(held=True), C(), C()), config=("a", "b", "c"))
+
+    @rule(ENV, when=lambda cfg, p, s: s.n < LIMIT, progress=False, label="{pid} counts")
+    def count(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        s = ctx.get(pid)
+        ctx.put(pid, C(s.n + 1, s.held))
+
+    @rule(LOCAL, when=lambda cfg, p, s: s.held and s.n > 0, waits=lambda cfg, p, s: "a baton")
+    def pass_on(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        cfg = ctx.config
+        ctx.put(pid, C(0, False))
+        ctx.send(pid, cfg[(cfg.index(pid) + 1) % 3], "Baton")
+
+    @receive("Baton", when=lambda cfg, p, s, m: s.n == 0, title="take it and start afresh")
+    def take_fresh(self, ctx: Ctx, msg: Message) -> None:
+        ctx.put(msg.dst, C(0, True))
+
+    @receive("Baton", title="take it")
+    def take(self, ctx: Ctx, msg: Message) -> None:
+        ctx.put(msg.dst, C(ctx.get(msg.dst).n, True))
+
+
+def test_guards_reading_only_their_parameters_are_compiled_in_place() -> None:
+    """``_inline_guard`` inlines a lambda whose body reads only its parameters, and keeps the
+    call for one that reads a global (``LIMIT``) or is not a lambda."""
+    from protocols.kernel.rules import _inline_guard
+    by = {r.effect: r for r in Counter.rules}
+    assert _inline_guard(by["pass_on"].when, ("config", "pid", "state")) == \
+        "(state.held and state.n > 0)"
+    assert _inline_guard(by["take_fresh"].when, ("config", "dst", "state", "msg")) == \
+        "(state.n == 0)"
+    assert _inline_guard(by["count"].when, ("config", "pid", "state")) is None
+    assert _inline_guard(len, ("config", "pid", "state")) is None
+
+
+def test_a_core_on_fast_paths_steps_like_the_simulator(monkeypatch) -> None:
+    """A headless ``Core`` (compiled actions, effects and receive functions from
+    ``fast_paths``, guards inlined) and a ``Simulator`` (``actions`` / ``apply`` / ``deliver``)
+    take the same events to the same states, also after the global a guard reads changes (a
+    guard that reads it is called, not compiled in place with the value it had)."""
+    from protocols.kernel import make_scheduler
+    from protocols.kernel.core import Core
+    proto = Counter()
+    assert proto.fast_paths(proto.setup(None, "default").config, "a", C()) is not None
+    sim = Simulator(proto, scenario())
+    core = Core.of(sim)
+    a, b = make_scheduler("random", 3), make_scheduler("random", 3)
+    most = 0
+    for step in range(200):
+        if step == 100:
+            monkeypatch.setattr(f"{__name__}.LIMIT", 4)
+        assert core.enabled_ids() == sim.enabled_ids()
+        ev, eid = a.choose_event(core), b.choose(sim)
+        assert ev.id == eid
+        core.take(ev)
+        sim.step(eid)
+        assert core.state() == sim.state()
+        most = max(most, *(s.n for s in core.procs))
+    assert most > 2                                 # the new LIMIT was honoured

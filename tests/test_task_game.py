@@ -47,6 +47,31 @@ def test_fault_chain_disturbed_set(variant):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
+def test_restricted_locality_three_on_a_chain_of_four(variant):
+    """Erratum S4 (found by the conflicts family's crash runs): T4 crashes on entering WINNING.
+    Restricted: T3, T2 and T1 wait behind one another for ever, T1 at distance 3 (no
+    alarm-clock moves a request past one that never leaves). Complete / full, the same crash
+    after the same first 108 events: only T3, the direct conflict, waits; T2 advances."""
+    sc = resolve("game-restricted-locality-3")
+    res = run(sc, variant)
+    d = res["disturbed"]
+    assert res["outcome"] == "deadlock"
+    assert d["faulty"] == ["T4"] and d["direct_conflicts"] == ["T3"]
+    assert res["tasks"]["T4"]["crashed"] and res["tasks"]["T4"]["status"] == "WINNING"
+    first = sc.schedule_for("restricted")[:108]
+    assert sc.schedule_for(variant)[:108] == first     # one crash, one start, every variant
+    waiting = sorted(t for t, x in res["tasks"].items() if not x["crashed"]
+                     and x["status"] not in ("ACCESSING", "RELEASING", "LEFT"))
+    if variant == "restricted":
+        assert d["never_executed"] == ["T1", "T2", "T3"] == waiting
+        assert d["distance"] == {"T1": 3, "T2": 2, "T3": 1} and d["max_distance"] == 3
+        assert res["deadlock"] and "T1, T2, T3 wait" in res["deadlock"]["text"]
+    else:
+        assert d["never_executed"] == ["T3"] == waiting and d["max_distance"] == 1
+        assert "ADVANCING" in [p for p, _ in res["tasks"]["T2"]["phases"]]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_conflict_lower_ticket_withdraws_and_higher_wins_first(variant):
     sim = _run("game-conflict", variant)
     res = run(resolve("game-conflict"), variant)

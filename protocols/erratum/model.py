@@ -36,6 +36,10 @@ class Run(_Strict):
     variant: str = Field(min_length=1, max_length=40)
     outcome: Outcome
     claims: list[str] = Field(default_factory=list, max_length=6)   # lesson predicates at the end
+    # Run the scenario's recorded schedule for this side's own variant instead of the replay's:
+    # for a failure the other variant reaches by an event this one does not have (restricted's
+    # ``a:T:win``), so the same crash needs its own path there.
+    recorded: bool = False
 
 
 class Replay(_Strict):

@@ -32,7 +32,8 @@ def replay_line(e: Entry) -> str:
         sched += f", judged at step {r.step}"
     same = r.repair.claims == r.printed.claims and r.repair.claims
     out = (f"*Replay:* `{r.scenario}` ({sched}) under `{r.printed.variant}` → "
-           f"{r.printed.outcome}{_claims(r.printed.claims)}; the same schedule under "
+           f"{r.printed.outcome}{_claims(r.printed.claims)}; "
+           f"{'its own recorded schedule' if r.repair.recorded else 'the same schedule'} under "
            f"`{r.repair.variant}` → {r.repair.outcome}"
            f"{' (the same claims asserted)' if same else _claims(r.repair.claims)}. {r.shows}")
     return out

@@ -29,8 +29,13 @@ class Result:
                 "followed": self.followed, "claims": self.claims, "link": self.link(scenario)}
 
 
-def schedule_of(r: Replay) -> list[str]:
-    if r.schedule is not None:
+def schedule_of(r: Replay, variant: str | None = None) -> list[str]:
+    """The events ``variant`` (default: the printed one) follows: the replay's schedule, or the
+    scenario's recorded one for ``variant`` when its side says ``recorded``."""
+    own = next((s for s in (r.printed, r.repair) if s.variant == variant and s.recorded), None)
+    if own is not None:
+        out = gallery()[r.scenario].schedule_for(own.variant)
+    elif r.schedule is not None:
         out = list(r.schedule)
     else:
         out = gallery()[r.scenario].schedule_for(r.printed.variant)
@@ -43,7 +48,7 @@ def _simulate(r: Replay, variant: str) -> tuple[Any, int]:
     sim = runner.build(sc, variant)
     followed = 0
     findings = 0
-    for eid in schedule_of(r):
+    for eid in schedule_of(r, variant):
         if eid not in sim.enabled_ids() and not eid.startswith("f:"):
             break
         sim.step(eid)
@@ -75,7 +80,7 @@ def applicable_prefix(r: Replay, variant: str) -> list[str]:
     sc = gallery()[r.scenario]
     sim = runner.build(sc, variant)
     out: list[str] = []
-    for eid in schedule_of(r):
+    for eid in schedule_of(r, variant):
         if eid not in sim.enabled_ids() and not eid.startswith("f:"):
             break
         sim.step(eid)

@@ -99,8 +99,21 @@ class Core:
         # monitors are the plain ``Checks`` and the protocol has no safety predicates to run.
         self._plain_checks = (type(self.monitors).after_step is Checks.check_step
                               and not self.monitors._checks)
+        # The protocol's behaviour as plain callables when it is the same for every process
+        # (``Protocol.fast_paths``: a rules table without roles): ``_refresh`` calls the
+        # compiled ``actions`` and ``_apply`` the effect or receive function itself, one call
+        # and a dispatch less per step. ``_fx``: action event id -> its effect (``_remember``).
+        fast = (protocol.fast_paths(self.config, self.pids[0], setup.states[0])
+                if self.pids else None)
+        self._actions = fast.actions if fast is not None else protocol.actions
+        self._effects: dict[str, Any] = fast.effects if fast is not None else {}
+        self._receive: dict[str, Any] = fast.deliver if fast is not None else {}
+        self._fx: dict[str, Any] = {}
         self._event_of: dict[tuple[int, Any], Event] = {}    # Simulator's (process, Action) cache
         self._events_by_name: list[dict[str, tuple]] = [{} for _ in self.pids]   # Core's
+        # pid -> state, the same as ``procs`` (``_put`` and ``_load`` keep both): a headless
+        # core's ``ctx.get`` is this dict's own lookup, with no Python call per read.
+        self._state_of: dict[str, Any] = {}
         self._ctx = self._make_ctx()      # one per simulator
         self.step_no = 0
         self._start_timeline()
@@ -123,7 +136,9 @@ class Core:
         return Headless(self)
 
     def _make_ctx(self) -> Ctx:
-        return QuietCtx(self)
+        ctx = QuietCtx(self)
+        ctx.get = self._state_of.__getitem__     # = self.proc (see _state_of)
+        return ctx
 
     def _start_timeline(self) -> None:
         """Nothing to keep: ``Simulator`` starts its trace and snapshots here."""
@@ -131,6 +146,9 @@ class Core:
     # ------------------------------------------------------------------ the global state
     def _load(self, st: State) -> None:
         self.procs: list = list(st.procs)
+        mirror = self._state_of           # the same dict object: ctx.get is bound to it
+        mirror.clear()
+        mirror.update(zip(self.pids, self.procs, strict=True))
         self.inflight: dict[int, Message] = {m.seq: m for m in st.messages}
         self.next_seq = st.next_seq
         self.crashed: set[str] = set(st.crashed)
@@ -188,6 +206,7 @@ class Core:
     def _put(self, pid: str, state: Any) -> None:
         i = self.index[pid]
         self.procs[i] = state
+        self._state_of[pid] = state
         self._touched.add(i)
 
     def _send(self, src: str, dst: str, kind: str, body: Any = None) -> Message:
@@ -247,7 +266,11 @@ class Core:
                 users.append(pid)
             if len(users) > self.capacity.get(r, 1):
                 over = [*over, r]
-        self.monitors.on_enter(pid, resources, served, again, over)
+        mon = self.monitors
+        if again or over or type(mon) is not Headless:
+            mon.on_enter(pid, resources, served, again, over)
+        else:                              # ``Headless.on_enter``, inline: one call less
+            mon.cs_entries += 1
 
     def _exit_cs(self, pid: str) -> None:
         for r in self.cs.pop(pid, ()):
@@ -265,43 +288,51 @@ class Core:
 
     # ------------------------------------------------------------------ enabled events
     def _refresh(self, i: int) -> None:
-        """Recompute the actions of process i (after a step touched it)."""
-        self._enabled = None
+        """Recompute the actions of process i (after a step touched it).
+
+        Written case by case (one action, several, none) rather than through counts of the old
+        and new events: it runs after every step, and this way a step reads about half as many
+        names and makes no ``len`` calls in the usual cases."""
         pid = self.pids[i]
-        found = () if pid in self.crashed else self.protocol.actions(self.config, pid,
-                                                                     self.procs[i])
+        found = () if pid in self.crashed else self._actions(self.config, pid, self.procs[i])
         acts = self._acts
         old = acts.get(i)
-        if not found:
-            if old is None:                # nothing enabled before or now
+        if len(found) == 1:                # the usual case: one action, its Event reused
+            a = found[0]
+            hit = self._events_by_name[i].get(a.name)
+            if hit is None or (hit[0] is not a and hit[0] != a):
+                hit = self._remember(i, pid, a)
+            new = hit[1]
+            if new is old:                 # the same event as before
                 return
+            acts[i] = new
+            prog = hit[2]
+        elif found:
+            new = acts[i] = tuple([self._action_event(i, pid, a) for a in found])
+            prog = sum([e.progress for e in new])
+        elif old is None:                  # nothing enabled before or now
+            return
+        else:
             del acts[i]
             new, prog = None, 0
-        else:
-            if len(found) == 1:            # the usual case: one action, its Event reused
-                a = found[0]
-                hit = self._events_by_name[i].get(a.name)
-                if hit is None or (hit[0] is not a and hit[0] != a):
-                    hit = self._remember(i, pid, a)
-                new, prog = hit[1], hit[2]
-                if new is old:             # the same event as before
-                    return
-            else:
-                new = tuple([self._action_event(i, pid, a) for a in found])
-                prog = sum([e.progress for e in new])
-            acts[i] = new
-        if prog != self._progress[i]:
-            self._n_progress += prog - self._progress[i]
-            self._progress[i] = prog
-        n_old = len(old) if old else 0
-        n_new = len(new) if new else 0
-        if n_new != n_old:
-            if not n_old:
-                insort(self._order, i)
-            elif not n_new:
-                del self._order[bisect_left(self._order, i)]
-            self._n_acts += n_new - n_old
-            self._multi += (n_new > 1) - (n_old > 1)
+        self._enabled = None
+        progress = self._progress
+        if prog != progress[i]:
+            self._n_progress += prog - progress[i]
+            progress[i] = prog
+        if old is None:                    # i joins the processes with actions
+            insort(self._order, i)
+            self._n_acts += len(new)
+            if len(new) > 1:
+                self._multi += 1
+        elif new is None:                  # i leaves them
+            del self._order[bisect_left(self._order, i)]
+            self._n_acts -= len(old)
+            if len(old) > 1:
+                self._multi -= 1
+        elif len(new) != len(old):
+            self._n_acts += len(new) - len(old)
+            self._multi += (len(new) > 1) - (len(old) > 1)
 
     def _action_event(self, i: int, pid: str, a: Any) -> Event:
         """The Event of process i's Action ``a``: the one made before while the protocol
@@ -321,6 +352,11 @@ class Core:
         e = _tuple_new(Event, (f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
                                a.label or a.name, a.progress, None))
         hit = mine[a.name] = (a, (e,), 1 if a.progress else 0)
+        fx = self._effects.get(a.name)      # a name with no argument: its effect, for _apply
+        if fx is not None:
+            if len(self._fx) >= EVENT_CACHE:
+                self._fx.clear()
+            self._fx[e.id] = fx
         return hit
 
     def _refresh_all(self) -> None:
@@ -522,20 +558,41 @@ class Core:
             self._apply_fault(ctx, ev)
 
     def _apply(self, ev: Event) -> Any:
-        # ``self._effect(ev)``, inline: one call less on every step of a headless run
+        # ``self._effect(ev)``, inline, with ``Core._remove_message`` inline too and the
+        # protocol's effect called directly where ``fast_paths`` gave it (``_fx``,
+        # ``_receive``): fewer calls on every step of a headless run. Only ``Core`` steps
+        # here: ``Simulator`` and ``LeanSimulator`` override ``_apply`` and keep more books.
         ctx = self._ctx
         self.step_no += 1
         kind = ev.kind
         if kind == DELIVER:
             m = ev.msg
-            self._remove_message(m)
+            seq = m.seq
+            del self.inflight[seq]
+            del self._msg_events[seq]
+            c = (m.src, m.dst)
+            q = self._chan[c]
+            if q[0] == seq:
+                q.popleft()
+            else:
+                q.remove(seq)
+            if not q:
+                del self._chan[c]
             if m.dst not in self.crashed:
-                self.protocol.deliver(ctx, m)
+                rx = self._receive.get(m.kind)
+                if rx is not None:
+                    rx(ctx, m)
+                else:
+                    self.protocol.deliver(ctx, m)
                 if self._eager_hook is not None:
                     self._settle(ctx)
         elif kind in _ACTION_KINDS:
             pid = ev.pid
-            self.protocol.apply(ctx, pid, ev.id[len(pid) + 3:])
+            fx = self._fx.get(ev.id)
+            if fx is not None:
+                fx(ctx, pid, "")
+            else:
+                self.protocol.apply(ctx, pid, ev.id[len(pid) + 3:])
             if self._eager_hook is not None:
                 self._settle(ctx)
         else:
@@ -548,10 +605,12 @@ class Core:
             touched.clear()
         self._enabled = None
         mon = self.monitors
-        if self._plain_checks and self.waiting and self._n_progress:
+        if self._plain_checks and self.waiting and (
+                self._n_progress or (self._all_progress and self._msg_events)):
             # ``Checks.check_step``'s whole answer when the protocol has no safety predicates,
-            # someone waits and a progress action is enabled (most steps of a busy run): not
-            # stuck, so no deadlock starts; one call less per step
+            # someone waits and a progress event is enabled (a progress action, or a message
+            # in flight when every delivery is progress: ``can_progress``'s first answers; most
+            # steps of a busy run): not stuck, so no deadlock starts; two calls less per step
             mon.last_event = ev
             mon._deadlocked = False
         else:

@@ -13,7 +13,7 @@ import functools
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import networkx as nx
 
@@ -34,6 +34,16 @@ class Setup:
     config: Any = None
     messages: tuple[tuple[str, str, str, Hashable], ...] = ()   # (src, dst, kind, body)
     capacity: dict[str, int] = field(default_factory=dict)     # resource -> units (default 1)
+
+
+class FastPaths(NamedTuple):
+    """A protocol's behaviour in one config, as plain callables a headless core calls directly
+    (``Protocol.fast_paths``): the same answers as ``actions`` / ``apply`` / ``deliver`` for
+    every process, without their dispatch on each call."""
+
+    actions: Callable[[Any, str, Any], Sequence[Action]]   # = actions(config, pid, state)
+    effects: dict[str, Callable[..., None]]   # name -> f: f(ctx, pid, "") = apply(ctx, pid, name)
+    deliver: dict[str, Callable[..., None]]   # kind -> f: f(ctx, msg) = deliver(ctx, msg)
 
 
 class Protocol:
@@ -99,6 +109,13 @@ class Protocol:
         for processes a step touched.
         """
         return ()
+
+    def fast_paths(self, config: Any, pid: str, state: Any) -> FastPaths | None:
+        """``config``'s behaviour as ``FastPaths`` when it is the same for every process and
+        state (``pid`` and ``state``: any process's, e.g. to build it), else None (then a core
+        calls ``actions`` / ``apply`` / ``deliver``). Default: None. Only a shortcut: a step
+        gives the same state either way."""
+        return None
 
     def eager(self, config: Any, pid: str, state: Any) -> str | None:
         """The name of an action of ``pid`` that happens at once, at the end of the step that

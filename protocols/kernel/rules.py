@@ -34,12 +34,15 @@ kept)::
 
 from __future__ import annotations
 
+import ast
+import copy
+import linecache
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .events import DELIVER, ENV, LOCAL, PREFIX, TIMEOUT, Action, Guard, Message
-from .protocol import Ctx, Protocol
+from .protocol import Ctx, FastPaths, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from .sim import Simulator
@@ -213,6 +216,73 @@ class Plan:
     offer: Callable[[Any, str, Any], list] = None   # ``acts`` compiled (``_compile_offer``)
 
 
+_NOT_INLINED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+                ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)
+
+
+def _inline_guard(fn: Any, names: Sequence[str]) -> str | None:
+    """The body of the guard ``fn``, a lambda, as an expression over ``names`` (its parameters
+    renamed, in order), so that compiled code evaluates the guard without calling it; None
+    unless that is exactly the same: a lambda whose body reads only its parameters (no global
+    or free name, so nothing it reads can be rebound later; no nested scope), found in its
+    source file and compiling to the very code ``fn`` runs. Answers are kept per (code,
+    names): every plan of every config asks again, and a source file is parsed only once."""
+    code = getattr(fn, "__code__", None)
+    if (code is None or getattr(fn, "__name__", "") != "<lambda>" or fn.__closure__
+            or fn.__defaults__ or fn.__kwdefaults__ or code.co_argcount != len(names)
+            or code.co_kwonlyargcount or code.co_flags & 0x0C):     # *args / **kwargs
+        return None
+    key = (code, tuple(names))
+    if key not in _INLINED:
+        if len(_INLINED) >= 4096:
+            _INLINED.clear()
+        _INLINED[key] = _inline_lambda(code, names)
+    return _INLINED[key]
+
+
+_INLINED: dict[tuple, str | None] = {}          # (code, names) -> what _inline_guard said
+_LAMBDAS: dict[str, dict[int, list[ast.Lambda]]] = {}   # file -> line -> the lambdas on it
+
+
+def _inline_lambda(code: Any, names: Sequence[str]) -> str | None:
+    """``_inline_guard``'s answer for the lambda whose code is ``code``."""
+    lambdas = _LAMBDAS.get(code.co_filename)
+    if lambdas is None:
+        lambdas = {}
+        try:
+            tree = ast.parse("".join(linecache.getlines(code.co_filename)))
+        except (SyntaxError, ValueError):
+            tree = ast.Module(body=[], type_ignores=[])
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Lambda):
+                lambdas.setdefault(node.lineno, []).append(node)
+        if len(_LAMBDAS) >= 256:
+            _LAMBDAS.clear()
+        _LAMBDAS[code.co_filename] = lambdas
+    found = []
+    for node in lambdas.get(code.co_firstlineno, ()):
+        made = compile(ast.Expression(node), code.co_filename, "eval")
+        inner = [c for c in made.co_consts if hasattr(c, "co_code")]
+        if (len(inner) == 1 and inner[0].co_code == code.co_code
+                and inner[0].co_consts == code.co_consts
+                and inner[0].co_names == code.co_names
+                and inner[0].co_varnames == code.co_varnames):
+            found.append(node)
+    if len(found) != 1:                      # not found, or two lambdas alike on one line
+        return None
+    params = [a.arg for a in found[0].args.args]
+    rename = dict(zip(params, names, strict=True))
+    body = copy.deepcopy(found[0].body)      # the kept tree is not changed
+    for node in ast.walk(body):
+        if isinstance(node, _NOT_INLINED):
+            return None
+        if isinstance(node, ast.Name):
+            if node.id not in rename or not isinstance(node.ctx, ast.Load):
+                return None                  # a global or builtin: keep the call
+            node.id = rename[node.id]
+    return f"({ast.unparse(body)})"
+
+
 def _compile_offer(acts: tuple[tuple, ...]) -> Callable[[Any, str, Any], list]:
     """``acts`` as one function ``(config, pid, state) -> [Action, ...]``: the guards called
     one after the other, each rule's way of making its Action fixed in the code. It gives what
@@ -224,7 +294,8 @@ def _compile_offer(acts: tuple[tuple, ...]) -> Callable[[Any, str, Any], list]:
         env[f"w{k}"], env[f"x{k}"], env[f"a{k}"] = when, what, (acts[k],)
         ind = "    "
         if when is not None:
-            body.append(f"    if w{k}(config, pid, state):")
+            test = _inline_guard(when, ("config", "pid", "state")) or f"w{k}(config, pid, state)"
+            body.append(f"    if {test}:")
             ind = "        "
         if how is ONE:
             body.append(f"{ind}out.append(x{k})")
@@ -237,6 +308,28 @@ def _compile_offer(acts: tuple[tuple, ...]) -> Callable[[Any, str, Any], list]:
     body.append("    return out")
     exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
     return env["offer"]
+
+
+def _compile_receive(proto_id: str, kind: str, config: Any,
+                     receivers: tuple[tuple, ...]) -> Callable[[Ctx, Message], None]:
+    """A plan's receive rules for messages of ``kind`` as one function ``(ctx, msg)``: the
+    first rule whose guard holds applies, as in ``RuleProtocol.deliver``, with the guards
+    called one after the other and no plan to look up per message."""
+    env: dict[str, Any] = {"config": config, "_fail": NotImplementedError,
+                           "_what": f"{proto_id}: no rule receives {kind} at "}
+    body = ["def receive(ctx, msg):", "    dst = msg.dst", "    state = ctx.get(dst)"]
+    for k, (when, _r, effect) in enumerate(receivers):
+        env[f"w{k}"], env[f"e{k}"] = when, effect
+        if when is None:                    # the rules after it are never reached
+            body.append(f"    return e{k}(ctx, msg)")
+            break
+        test = (_inline_guard(when, ("config", "dst", "state", "msg"))
+                or f"w{k}(config, dst, state, msg)")
+        body += [f"    if {test}:", f"        return e{k}(ctx, msg)"]
+    else:
+        body.append("    raise _fail(_what + dst + ' in its current state')")
+    exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
+    return env["receive"]
 
 
 class RuleProtocol(Protocol):
@@ -389,6 +482,20 @@ class RuleProtocol(Protocol):
         if plan is None:
             plan = self._plan(config, pid, state)
         return plan.offer(config, pid, state)
+
+    def fast_paths(self, config: Any, pid: str, state: Any) -> FastPaths | None:
+        """The one plan of a table without roles, as ``FastPaths`` (None with roles: which
+        rules a process has then depends on its state, or if a subclass overrides how
+        ``actions``, ``apply`` or ``deliver`` read the table)."""
+        cls, mine = type(self), self.__dict__
+        if (cls.actions is not RuleProtocol.actions or cls.apply is not RuleProtocol.apply
+                or cls.deliver is not RuleProtocol.deliver or "actions" in mine
+                or "apply" in mine or "deliver" in mine or self._memo(config)[3]):
+            return None
+        plan = self._plan(config, pid, state)
+        return FastPaths(plan.offer, dict(plan.effects),
+                         {k: _compile_receive(self.id, k, config, rs)
+                          for k, rs in plan.receivers.items()})
 
     @staticmethod
     def _offer_each(acts: tuple[tuple, ...], config: Any, pid: str, state: Any, out: list,

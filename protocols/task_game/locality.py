@@ -15,29 +15,49 @@ from ..kernel import Simulator
 from .data import ACCESSING, Config
 
 
-def replay_timeline(proto: Any, scenario: Any, variant: str, trace: list[str]) -> dict[str, Any]:
-    """Replay ``trace`` and record, per task, the step of each status change and its messages."""
-    sim = Simulator(proto, scenario, variant)
-    cfg: Config = sim.config
-    last = {t: sim.proc(t).status for t in cfg.task_order}
-    phases: dict[str, list[list[Any]]] = {t: [] for t in cfg.task_order}
-    msgs = {t: 0 for t in cfg.task_order}
-    for eid in trace:
-        before = sim.next_seq
-        sim.step(eid)
-        for seq in range(before, sim.next_seq):
+class _Timeline:
+    """Per task, the step of each status change and its messages, recorded while a simulator
+    steps (``seen`` after every step); and every message's content by number."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self.sim = sim
+        self.tasks = list(sim.config.task_order)
+        self.last = {t: sim.proc(t).status for t in self.tasks}
+        self.phases: dict[str, list[list[Any]]] = {t: [] for t in self.tasks}
+        self.msgs = {t: 0 for t in self.tasks}
+        self.contents: dict[int, tuple] = {}
+
+    def seen(self, first_seq: int) -> None:
+        """After a step whose new messages are numbered from ``first_seq``."""
+        sim = self.sim
+        for seq in range(first_seq, sim.next_seq):
             m = sim.inflight.get(seq)
             if m is None:
                 continue
+            self.contents[seq] = m.content()
             for end in (m.src, m.dst):
-                if end in msgs:
-                    msgs[end] += 1
-        for t in cfg.task_order:
+                if end in self.msgs:
+                    self.msgs[end] += 1
+        for t in self.tasks:
             st = sim.proc(t).status
-            if st != last[t]:
-                phases[t].append([st, sim.step_no])
-                last[t] = st
-    return {"phases": phases, "messages": msgs, "sim": sim}
+            if st != self.last[t]:
+                self.phases[t].append([st, sim.step_no])
+                self.last[t] = st
+
+    def result(self) -> dict[str, Any]:
+        return {"phases": self.phases, "messages": self.msgs, "contents": self.contents,
+                "sim": self.sim}
+
+
+def replay_timeline(proto: Any, scenario: Any, variant: str, trace: list[str]) -> dict[str, Any]:
+    """Replay ``trace`` and record, per task, the step of each status change and its messages
+    (and, under ``contents``, each message's content by number, for the reference run)."""
+    tl = _Timeline(Simulator(proto, scenario, variant))
+    for eid in trace:
+        before = tl.sim.next_seq
+        tl.sim.step(eid)
+        tl.seen(before)
+    return tl.result()
 
 
 def _executed_at(phases: list[list[Any]]) -> int | None:
@@ -53,12 +73,14 @@ def _without_faults(trace: list[str], step: int | None) -> int | None:
 
 
 def reference_trace(proto: Any, scenario: Any, variant: str, trace: list[str],
-                    contents: dict[int, tuple], max_steps: int) -> list[str]:
+                    contents: dict[int, tuple], max_steps: int) -> dict[str, Any]:
     """The same schedule without its crash faults: message ids are matched by content (their
     numbers shift once the crashed task stops sending), events that cannot happen are skipped,
-    and the run is finished by the oldest-first scheduler."""
+    and the run is finished by the oldest-first scheduler. Its timeline (as ``replay_timeline``
+    gives it), recorded as it runs; the trace is ``["sim"].trace``."""
     from ..kernel import make_scheduler
-    sim = Simulator(proto, scenario, variant)
+    tl = _Timeline(Simulator(proto, scenario, variant))
+    sim = tl.sim
     for eid in trace:
         if eid.startswith("f:crash:"):
             continue
@@ -71,23 +93,13 @@ def reference_trace(proto: Any, scenario: Any, variant: str, trace: list[str],
         else:
             ids = [e.id for e in sim.enabled() if e.id == eid]
         if ids:
+            before = sim.next_seq
             sim.step(ids[0])
+            tl.seen(before)
     # the run service, without its stop rules: the reference is the run to its end
-    service.drive(sim, make_scheduler("oldest"), max_steps, stop_rules=False)
-    return list(sim.trace)
-
-
-def _message_contents(proto: Any, scenario: Any, variant: str, trace: list[str]) -> dict[int, tuple]:
-    sim = Simulator(proto, scenario, variant)
-    out: dict[int, tuple] = {}
-    for eid in trace:
-        before = sim.next_seq
-        sim.step(eid)
-        for seq in range(before, sim.next_seq):
-            m = sim.inflight.get(seq)
-            if m is not None:
-                out[seq] = m.content()
-    return out
+    service.drive(sim, make_scheduler("oldest"), max_steps, stop_rules=False,
+                  on_step=lambda _s, info: tl.seen(info.first_seq))
+    return tl.result()
 
 
 def report(sim: Any) -> dict[str, Any]:
@@ -107,10 +119,9 @@ def report(sim: Any) -> dict[str, Any]:
     if not faulty:
         out["disturbed"] = None
         return out
-    contents = _message_contents(sim.protocol, sim.scenario, sim.variant, trace)
-    ref = reference_trace(sim.protocol, sim.scenario, sim.variant, trace, contents,
+    rtl = reference_trace(sim.protocol, sim.scenario, sim.variant, trace, tl["contents"],
                           max(len(trace) * 4, 2000))
-    rtl = replay_timeline(sim.protocol, sim.scenario, sim.variant, ref)
+    ref = rtl["sim"].trace
     never, later = [], []
     for t in cfg.task_order:
         if t in faulty:

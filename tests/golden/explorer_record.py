@@ -4,7 +4,8 @@ counterexample schedule. A refactor of the kernel or the explorer must leave the
 (``tests/test_explorer.py::test_explorer_matches_recorded_answers``).
 
 Run ``python -m tests.golden.explorer_record`` to rewrite ``explorer.json`` — only when a change of
-the explorer's answers is intended, and say which in the commit.
+the explorer's answers is intended, and say which in the commit. ``--missing`` records only the
+keys the file lacks (a new gallery scenario or variant) and leaves every recorded answer as it is.
 """
 
 from __future__ import annotations
@@ -39,14 +40,17 @@ def keys() -> list[str]:
     return out
 
 
-def main() -> None:
-    data = {}
-    for k in keys():
+def main(missing_only: bool = False) -> None:
+    data = json.loads(FILE.read_text()) if missing_only else {}
+    new = [k for k in keys() if k not in data]
+    for k in new:
         sid, v, mode = k.split("/")
         data[k] = answer(sid, v, mode)
     FILE.write_text(json.dumps(data, sort_keys=True, indent=0) + "\n")
-    print(f"{len(data)} checks -> {FILE}")
+    print(f"{len(new)} recorded, {len(data)} checks -> {FILE}")
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(missing_only="--missing" in sys.argv[1:])
