@@ -111,8 +111,10 @@ class Adjacency:
 
     def __init__(self) -> None:
         self.flat = array("i")
-        self.start = array("q")      # per node: where its span begins, -1 until expanded
-        self.end = array("q")
+        # per node: where its span begins (-1 until expanded) and ends; 4 bytes each (up to
+        # 2**31 edges, far beyond what one search keeps in memory)
+        self.start = array("i")
+        self.end = array("i")
         self.count = 0
 
     def grow(self, n: int) -> None:
@@ -122,11 +124,14 @@ class Adjacency:
             self.end.append(-1)
 
     def __setitem__(self, i: int, values: Any) -> None:
-        if i == len(self.start):        # the usual case: nodes expanded in order
-            self.start.append(-1)
-            self.end.append(-1)
-        else:
-            self.grow(i + 1)
+        start, flat = self.start, self.flat
+        if i == len(start):        # the usual case (once per expanded node): nodes in order
+            start.append(len(flat))
+            flat.extend(values)
+            self.end.append(len(flat))
+            self.count += 1
+            return
+        self.grow(i + 1)
         if self.start[i] < 0:
             self.count += 1
         self.start[i] = len(self.flat)

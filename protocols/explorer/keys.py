@@ -105,8 +105,10 @@ class Keyer:
         parts = getattr(protocol, "forget_parts", None) if self._forget is not None else None
         self._parts = tuple(parts) if parts else None
         self._ctx_no: dict[Any, int] = {}
-        self._fproc: dict[tuple[int, int, int], int] = {}
-        self._fcontent: dict[tuple[int, int], int] = {}
+        # per context number: erased process states (by ``n * len(pids) + i``: an int key
+        # hashes faster than a tuple) and erased contents (by content number), by number
+        self._fproc: list[dict[int, int]] = []
+        self._fcontent: list[dict[int, int]] = []
         if classes:
             self._ps = getattr(protocol, "permute_state", None)
             self._pm = getattr(protocol, "permute_message", None)
@@ -210,21 +212,24 @@ class Keyer:
         c = self._ctx_no.get(ctx)
         if c is None:
             c = self._ctx_no[ctx] = len(self._ctx_no)
-        fp, number, pids = self._fproc, self._number, self.pids
+            self._fproc.append({})
+            self._fcontent.append({})
+        fp, number, pids = self._fproc[c], self._number, self.pids
+        k = len(pids)
         fn = []
         for i, n in enumerate(nums):
-            f = fp.get((i, n, c))
+            f = fp.get(n * k + i)
             if f is None:
-                f = fp[(i, n, c)] = number.setdefault(one(cfg, pids[i], procs[i], ctx),
+                f = fp[n * k + i] = number.setdefault(one(cfg, pids[i], procs[i], ctx),
                                                       len(number))
             fn.append(f)
         fc = []
         if msgs:
-            fm = self._fcontent
+            fm = self._fcontent[c]
             for m, cn in zip(msgs, cnums, strict=True):
-                f = fm.get((cn, c))
+                f = fm.get(cn)
                 if f is None:
-                    f = fm[(cn, c)] = self._content_number(content(cfg, m[1:], ctx))
+                    f = fm[cn] = self._content_number(content(cfg, m[1:], ctx))
                 fc.append(f)
         return self.encode_parts(fn, fc, crashed, cs, waiting)
 

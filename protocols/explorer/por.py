@@ -65,15 +65,22 @@ class Reducer:
         self.receivers: dict[str, tuple[str, ...]] = {
             q: tuple(p for p in self.pids if q in self.senders[p]) for q in self.pids}
         self._sets: dict[tuple, list[tuple[str, ...]]] = {}    # ``candidates``' closures
+        self._sorted: dict[tuple, tuple[tuple[str, ...], ...]] = {}    # and their order
 
     # ---- persistent sets --------------------------------------------------------------------
     def candidates(self, st: State, events: Sequence[Event]) -> list[tuple[str, ...]]:
         """Process sets satisfying condition 1, smallest first, each the closure of one
         process with enabled events (deterministic: pids in scenario order)."""
-        busy = frozenset([e.pid for e in events])
+        who = [e.pid for e in events]
         # the closures depend on who is busy and (FIFO) which channels are non-empty only:
-        # worked out once per such pair
+        # worked out once per such pair; their order on how many events each set takes, so
+        # the sorted list is kept per (events per process, channels)
         chans = frozenset([(m.src, m.dst) for m in st.messages]) if self.fifo else None
+        counts = tuple([who.count(p) for p in self.pids])
+        done = self._sorted.get((counts, chans))
+        if done is not None:
+            return list(done)
+        busy = frozenset(who)
         sets = self._sets.get((busy, chans))
         if sets is None:
             sets = []
@@ -88,6 +95,7 @@ class Reducer:
             self._sets[(busy, chans)] = sets
         out = list(sets)
         out.sort(key=lambda S: (sum(e.pid in S for e in events), [self.index[p] for p in S]))
+        self._sorted[(counts, chans)] = tuple(out)
         return out
 
     def _closure(self, p: str, busy: set[str], chans: set[tuple[str, str]]) -> set[str]:

@@ -174,7 +174,7 @@ class _WatchCtx(_QuietCtx):
         s = _SIM.__get__(self)
         i = s.index[pid]
         value = probe(s.procs[i])
-        if i != s.watch_i:
+        if i != s.watch_i and s.watch_i >= 0:     # noted only for a step being recorded
             s.watch_probes.append((i, probe, value))
         return value
 
