@@ -19,6 +19,7 @@ from app.main import create_app
 from app.ws import Connection
 from protocols import runner
 from protocols.scenario import gallery
+from tests.aio import run_async
 
 GALLERY = list(gallery())
 # token-ring-lossy as it was recorded (a load without "schedule" also opens at its figure moment)
@@ -470,25 +471,6 @@ def test_pause_stops_the_stream(peer):
     f = peer.cmd("inspect", proc="p0")   # nothing else was streamed after the pause's answer
     assert f["type"] == "inspect"
     assert peer.cmd("goto", step=step)["step"] == step
-
-
-def run_async(make: Any) -> Any:
-    """asyncio.run(make()) in a thread of its own: the browser tests' Playwright keeps an event
-    loop running in the main thread for the whole session."""
-    import threading
-    out: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            out["value"] = asyncio.run(make())
-        except BaseException as exc:   # noqa: BLE001 - re-raised in the test's thread
-            out["error"] = exc
-    t = threading.Thread(target=target)
-    t.start()
-    t.join(60)
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
 
 
 class SlowSocket:
