@@ -76,10 +76,11 @@ class Random(Scheduler):
         return None if ev is None else ev.id
 
     def choose_event(self, sim: "Simulator") -> Event | None:
-        if sim._counted and not sim._faulty and not sim._multi:
+        if sim._quick_pick:
             # The usual case on a headless core: ``Core.random_event``'s pick, inline (one
             # call less per step; keep the two the same). No faults allowed and no process
-            # with two actions, so the k-th event is found from the core's counts.
+            # with two actions (``Core._quick_pick``), so the k-th event is found from the
+            # core's counts.
             fifo = sim.fifo
             n_msgs = len(sim._chan) if fifo else len(sim._msg_events)
             n = n_msgs + sim._n_acts
