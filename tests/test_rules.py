@@ -211,15 +211,15 @@ def test_which_sets_the_bits_of_the_rules_that_hold_only_for_fixed_actions() -> 
     for n in range(4):
         for held in (False, True):
             s = C(n, held)
-            bits = fast.which(cfg, "b", s)
+            bits = fast.which("b", s)
             offered = [a.name for a in proto.actions(cfg, "b", s)]
             assert [r for k, r in enumerate(("count", "pass-on")) if bits >> k & 1] == offered
             seen.add(bits)
     assert seen == {0, 1, 2, 3}
     r = Counter.rules[0]
-    assert _compile_which(((None, LABEL, lambda cfg, p, s: p, r),)) is None
-    assert _compile_which(((None, ONE, None, r),) * (WHICH_RULES + 1)) is None
-    assert _compile_which(((None, ONE, None, r),) * WHICH_RULES)(cfg, "a", C()) == \
+    assert _compile_which(((None, LABEL, lambda cfg, p, s: p, r),), cfg) is None
+    assert _compile_which(((None, ONE, None, r),) * (WHICH_RULES + 1), cfg) is None
+    assert _compile_which(((None, ONE, None, r),) * WHICH_RULES, cfg)("a", C()) == \
         (1 << WHICH_RULES) - 1
 
 

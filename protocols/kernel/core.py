@@ -175,6 +175,9 @@ class Core:
         for m in st.messages:
             self._chan.setdefault((m.src, m.dst), deque()).append(m.seq)
         self._msg_events: dict[int, Event] = {m.seq: self._msg_event(m) for m in st.messages}
+        # The dict with one entry per deliverable message (FIFO: per channel head), whose
+        # ``len`` the random pick reads: ``_chan`` or ``_msg_events``.
+        self._heads = self._chan if self.fifo else self._msg_events
         self._touched: set[int] = set()
         self._enabled: list[Event] | None = None
         self._acts: dict[int, tuple[Event, ...]] = {}
@@ -328,7 +331,7 @@ class Core:
         if pid in self.crashed:
             new = NO_ACTIONS
         elif which is not None:
-            bits = which(self.config, pid, state)
+            bits = which(pid, state)
             new = self._entries[i][bits] or self._entry(i, pid, bits)
         else:
             new = self._listed(i, pid)
@@ -446,8 +449,7 @@ class Core:
         (``schedulers.Random.choose_event`` has a copy of this inline: keep the two the same.)"""
         if self._faulty or self._multi:
             return self._random_listed(below)
-        fifo = self.fifo
-        n_msgs = len(self._chan) if fifo else len(self._msg_events)
+        n_msgs = len(self._heads)
         n = n_msgs + self._n_acts
         if not n:
             return None
@@ -460,7 +462,7 @@ class Core:
                 k = bits(width)
         if k >= n_msgs:
             return self._acts[self._order[k - n_msgs]][0]
-        if fifo and n_msgs == 1:
+        if n_msgs == 1 and self.fifo:
             for q in self._chan.values():
                 return self._msg_events[q[0]]
         return self._deliveries()[k]
