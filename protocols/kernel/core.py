@@ -113,8 +113,9 @@ class Core:
         # ``FastPaths.which``: the bits of the rules that hold, with each process's entry per
         # bits kept in ``_entries`` (see ``_refresh``); None: ``_refresh`` lists the Actions.
         self._which = fast.which if fast is not None else None
-        self._entries = ([[None] * 16 for _ in self.pids] if self._which is not None
-                         else None)
+        # (bits 0: no rule holds, so no actions: known without asking the protocol)
+        self._entries = ([[NO_ACTIONS] + [None] * 15 for _ in self.pids]
+                         if self._which is not None else None)
         self._effects: dict[str, Any] = fast.effects if fast is not None else {}
         self._receive: dict[str, Any] = fast.deliver if fast is not None else {}
         self._fx: dict[str, Any] = {}
@@ -338,8 +339,7 @@ class Core:
         old = self._cur[i]
         if new is old:
             return
-        self._cur[i] = new
-        self._enabled = None
+        self._cur[i] = new             # (the caller clears ``_enabled``: _apply, _load)
         evs, n, prog = new
         _, old_n, old_prog = old
         if prog != old_prog:
@@ -634,13 +634,13 @@ class Core:
                     self.protocol.deliver(ctx, m)
                 if self._eager_hook is not None:
                     self._settle(ctx)
+        elif (fx := self._fx.get(ev.id)) is not None:    # an action with its effect at hand
+            fx(ctx, ev.pid, "")
+            if self._eager_hook is not None:
+                self._settle(ctx)
         elif kind in _ACTION_KINDS:
             pid = ev.pid
-            fx = self._fx.get(ev.id)
-            if fx is not None:
-                fx(ctx, pid, "")
-            else:
-                self.protocol.apply(ctx, pid, ev.id[len(pid) + 3:])
+            self.protocol.apply(ctx, pid, ev.id[len(pid) + 3:])
             if self._eager_hook is not None:
                 self._settle(ctx)
         else:
