@@ -113,8 +113,10 @@ class Core:
         # ``FastPaths.which``: the bits of the rules that hold, with each process's entry per
         # bits kept in ``_entries`` (see ``_refresh``); None: ``_refresh`` lists the Actions.
         self._which = fast.which if fast is not None else None
-        # (bits 0: no rule holds, so no actions: known without asking the protocol)
-        self._entries = ([[NO_ACTIONS] + [None] * 15 for _ in self.pids]
+        # (bits 0: no rule holds, so no actions: known without asking the protocol; a table
+        # of 2 ** rules per process, small: at 1,000 processes they are a step's memory)
+        size = 1 << getattr(self._which, "rules", 4)
+        self._entries = ([[NO_ACTIONS] + [None] * (size - 1) for _ in self.pids]
                          if self._which is not None else None)
         self._effects: dict[str, Any] = fast.effects if fast is not None else {}
         self._receive: dict[str, Any] = fast.deliver if fast is not None else {}

@@ -48,7 +48,8 @@ class FastPaths(NamedTuple):
     # offered rules whose guards hold (bit k: the k-th), where a rule's Action depends only on
     # the rule and the process (so ``actions`` gives the same Actions for the same bits): a
     # core keeps each process's events per bits and asks only this, building no list of
-    # Actions per step.
+    # Actions per step. Its answers are below 16, or below ``2 ** which.rules`` if it has that
+    # attribute (a core keeps a table of that size per process).
     which: Callable[[str, Any], int] | None = None
 
 

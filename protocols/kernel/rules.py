@@ -341,7 +341,9 @@ def _compile_which(acts: tuple[tuple, ...], config: Any) -> Callable[[str, Any],
 
     branch(0, 0, "    ")
     exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
-    return env["which"]
+    which = env["which"]
+    which.rules = len(acts)        # its answers are below 2 ** rules (a core sizes its tables)
+    return which
 
 
 def _compile_receive(proto_id: str, kind: str, config: Any,
