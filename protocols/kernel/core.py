@@ -110,13 +110,14 @@ class Core:
         fast = (protocol.fast_paths(self.config, self.pids[0], setup.states[0])
                 if self.pids else None)
         self._actions = fast.actions if fast is not None else protocol.actions
-        # ``FastPaths.which``: the bits of the rules that hold, with each process's entry per
-        # bits kept in ``_entries`` (see ``_refresh``); None: ``_refresh`` lists the Actions.
+        # ``FastPaths.which``: the bits of the rules that hold, with process i's entry for
+        # ``bits`` kept in ``_entries[i << _shift | bits]`` (see ``_refresh``); None:
+        # ``_refresh`` lists the Actions. One flat list, not one per process: at 1,000
+        # processes a list each was a pointer more per step and 1,000 more objects for the
+        # garbage collector to go through. Bits 0 (no rule holds) is known to be no actions.
         self._which = fast.which if fast is not None else None
-        # (bits 0: no rule holds, so no actions: known without asking the protocol; a table
-        # of 2 ** rules per process, small: at 1,000 processes they are a step's memory)
-        size = 1 << getattr(self._which, "rules", 4)
-        self._entries = ([[NO_ACTIONS] + [None] * (size - 1) for _ in self.pids]
+        self._shift = getattr(self._which, "rules", 4)
+        self._entries = ([NO_ACTIONS, *[None] * ((1 << self._shift) - 1)] * len(self.pids)
                          if self._which is not None else None)
         self._effects: dict[str, Any] = fast.effects if fast is not None else {}
         self._receive: dict[str, Any] = fast.deliver if fast is not None else {}
@@ -335,7 +336,7 @@ class Core:
             new = NO_ACTIONS
         elif which is not None:
             bits = which(pid, state)
-            new = self._entries[i][bits] or self._entry(i, pid, bits)
+            new = self._entries[i << self._shift | bits] or self._entry(i, pid, bits)
         else:
             new = self._listed(i, pid)
         old = self._cur[i]
@@ -365,7 +366,7 @@ class Core:
     def _entry(self, i: int, pid: str, bits: int) -> tuple:
         """Process i's entry for the rules ``bits`` (``_refresh``), made from the Actions the
         protocol offers in its current state (which are those of ``bits``) and kept."""
-        new = self._entries[i][bits] = self._listed(i, pid)
+        new = self._entries[i << self._shift | bits] = self._listed(i, pid)
         return new
 
     def _listed(self, i: int, pid: str) -> tuple:
