@@ -37,6 +37,7 @@ from __future__ import annotations
 import ast
 import copy
 import linecache
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -233,14 +234,22 @@ def _inline_guard(fn: Any, names: Sequence[str]) -> str | None:
             or code.co_kwonlyargcount or code.co_flags & 0x0C):     # *args / **kwargs
         return None
     key = (code, tuple(names))
-    if key not in _INLINED:
-        if len(_INLINED) >= 4096:
-            _INLINED.clear()
-        _INLINED[key] = _inline_lambda(code, names)
-    return _INLINED[key]
+    answer = _INLINED.get(key, _UNASKED)
+    if answer is _UNASKED:
+        with _AST_LOCK:
+            if len(_INLINED) >= 4096:
+                _INLINED.clear()
+            answer = _INLINED[key] = _inline_lambda(code, names)
+    return answer
 
 
+_UNASKED = object()
 _INLINED: dict[tuple, str | None] = {}          # (code, names) -> what _inline_guard said
+# CPython 3.11 counts the depth of an AST conversion (``ast.parse``, ``compile`` of a tree) in
+# state shared by all threads, so two threads converting at once fail with "AST constructor
+# recursion depth mismatch". Scenarios are built in worker threads (app/offload.py; a room's
+# students run experiments at the same time), so the parsing here is done one thread at a time.
+_AST_LOCK = threading.Lock()
 _LAMBDAS: dict[str, dict[int, list[ast.Lambda]]] = {}   # file -> line -> the lambdas on it
 
 
