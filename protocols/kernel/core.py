@@ -232,7 +232,6 @@ class Core:
         self._state_of[pid] = state
         self._touched.add(i)
 
-
     def _send(self, src: str, dst: str, kind: str, body: Any = None) -> Message:
         if dst not in self.index:
             raise SimError(f"message {kind} sent to unknown process {dst!r}")
