@@ -198,6 +198,31 @@ def test_guards_reading_only_their_parameters_are_compiled_in_place() -> None:
     assert _inline_guard(len, ("config", "pid", "state")) is None
 
 
+def test_which_sets_the_bits_of_the_rules_that_hold_only_for_fixed_actions() -> None:
+    """``FastPaths.which`` (``rules._compile_which``): bit k is set exactly when the k-th
+    offered rule's guard holds (Counter's two rules, both, one or neither, one guard reading a
+    global); None where an Action is made from the state (a label made per call, a family),
+    since the bits then do not name the Actions, or where there are too many rules."""
+    from protocols.kernel.rules import LABEL, ONE, WHICH_RULES, _compile_which
+    proto = Counter()
+    cfg = proto.setup(None, "default").config
+    fast = proto.fast_paths(cfg, "a", C())
+    seen = set()
+    for n in range(4):
+        for held in (False, True):
+            s = C(n, held)
+            bits = fast.which("b", s)
+            offered = [a.name for a in proto.actions(cfg, "b", s)]
+            assert [r for k, r in enumerate(("count", "pass-on")) if bits >> k & 1] == offered
+            seen.add(bits)
+    assert seen == {0, 1, 2, 3}
+    r = Counter.rules[0]
+    assert _compile_which(((None, LABEL, lambda cfg, p, s: p, r),), cfg) is None
+    assert _compile_which(((None, ONE, None, r),) * (WHICH_RULES + 1), cfg) is None
+    assert _compile_which(((None, ONE, None, r),) * WHICH_RULES, cfg)("a", C()) == \
+        (1 << WHICH_RULES) - 1
+
+
 def test_guards_are_inlined_safely_from_two_threads_at_once(tmp_path, monkeypatch) -> None:
     """Two threads building plans at once (room experiments run in worker threads) must not
     corrupt CPython's AST conversion ("AST constructor recursion depth mismatch" failed a

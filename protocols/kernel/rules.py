@@ -319,6 +319,42 @@ def _compile_offer(acts: tuple[tuple, ...]) -> Callable[[Any, str, Any], list]:
     return env["offer"]
 
 
+WHICH_RULES = 4          # at most this many offered rules get a compiled ``which``
+
+
+def _compile_which(acts: tuple[tuple, ...], config: Any) -> Callable[[str, Any], int] | None:
+    """``acts`` in ``config`` as one function ``(pid, state) -> bits`` (``FastPaths.which``):
+    bit k set when the k-th rule's guard holds, written as nested ifs that return a constant,
+    so that each guard is evaluated once and nothing is built. None when some rule's Action is
+    made from the state (a label made per call, a family: the bits do not determine the
+    Actions) or there are more than ``WHICH_RULES`` rules (2**k leaves)."""
+    if len(acts) > WHICH_RULES or any(how not in (ONE, PER_PID, PLAIN)
+                                      for _w, how, _x, _r in acts):
+        return None
+    env: dict[str, Any] = {"config": config}
+    body = ["def which(pid, state):"]
+
+    def branch(k: int, bits: int, ind: str) -> None:
+        if k == len(acts):
+            body.append(f"{ind}return {bits}")
+            return
+        when = acts[k][0]
+        if when is None:                    # always holds
+            branch(k + 1, bits | 1 << k, ind)
+            return
+        env[f"w{k}"] = when
+        test = _inline_guard(when, ("config", "pid", "state")) or f"w{k}(config, pid, state)"
+        body.append(f"{ind}if {test}:")
+        branch(k + 1, bits | 1 << k, ind + "    ")
+        branch(k + 1, bits, ind)
+
+    branch(0, 0, "    ")
+    exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
+    which = env["which"]
+    which.rules = len(acts)        # its answers are below 2 ** rules (a core sizes its tables)
+    return which
+
+
 def _compile_receive(proto_id: str, kind: str, config: Any,
                      receivers: tuple[tuple, ...]) -> Callable[[Ctx, Message], None]:
     """A plan's receive rules for messages of ``kind`` as one function ``(ctx, msg)``: the
@@ -504,7 +540,7 @@ class RuleProtocol(Protocol):
         plan = self._plan(config, pid, state)
         return FastPaths(plan.offer, dict(plan.effects),
                          {k: _compile_receive(self.id, k, config, rs)
-                          for k, rs in plan.receivers.items()})
+                          for k, rs in plan.receivers.items()}, _compile_which(plan.acts, config))
 
     @staticmethod
     def _offer_each(acts: tuple[tuple, ...], config: Any, pid: str, state: Any, out: list,
