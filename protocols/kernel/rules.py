@@ -352,6 +352,15 @@ def _compile_which(acts: tuple[tuple, ...], config: Any) -> Callable[[str, Any],
     exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
     which = env["which"]
     which.rules = len(acts)        # its answers are below 2 ** rules (a core sizes its tables)
+
+    def offered(pid: str, bits: int) -> list:
+        """The Actions ``offer`` gives ``pid`` in a state whose bits are ``bits``, without the
+        state (each rule's Action depends only on the rule and the process): for a core that
+        makes its per-process tables when it is built (``Core._prebuild``)."""
+        mine = tuple(a for k, a in enumerate(acts) if bits >> k & 1)
+        return RuleProtocol._offer_each(mine, config, pid, None, [], True)
+
+    which.offered = offered
     return which
 
 
