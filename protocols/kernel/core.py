@@ -418,9 +418,9 @@ class Core:
         process, because with ``FastPaths.which`` each rule's Action depends only on the rule
         and the process (``which.offered``). The same Events, ``_fx`` and ``_events_by_name``
         entries ``_entry`` would make later (``_remember``); entries of several rules at once
-        are still made at first use. At 1,000 processes of the token ring this took ≈ 0.6 µs
-        off each of the benchmark's first 15,000 steps (a release event first used per
-        process)."""
+        are still made at first use. At 1,000 processes of the token ring this took ≈ 0.55 µs
+        per step off the benchmark's 15,000 (each process's release entry, first used there;
+        benchmarks/README.md, seventh round)."""
         offered, entries, shift = self._which.offered, self._entries, self._shift
         for i, pid in enumerate(self.pids):
             for k in range(shift):
