@@ -66,7 +66,8 @@ class Core:
     _counted = True
 
     def __init__(self, protocol: Protocol, scenario: Any, variant: str | None = None,
-                 channels: str | None = None, faults: Any = None) -> None:
+                 channels: str | None = None, faults: Any = None,
+                 prebuild: bool = True) -> None:
         self.protocol = protocol
         self.scenario = scenario
         self.variant = variant or getattr(scenario, "variant", None) or protocol.default_variant
@@ -128,7 +129,9 @@ class Core:
         # pid -> state, the same as ``procs`` (``_put`` and ``_load`` keep both): a headless
         # core's ``ctx.get`` is this dict's own lookup, with no Python call per read.
         self._state_of: dict[str, Any] = {}
-        if (getattr(self._which, "offered", None) is not None
+        # ``prebuild=False``: a scratch core for a short replay (``Simulator.state_at``), which
+        # would not use most of the entries ``_prebuild`` makes.
+        if (prebuild and getattr(self._which, "offered", None) is not None
                 and type(self)._refresh is Core._refresh):
             self._prebuild()
         self._ctx = self._make_ctx()      # one per simulator

@@ -313,7 +313,10 @@ class Simulator(Core):
             raise SimError(f"no recorded step {k}")
         base = max(s for s in self._snapshots if s <= k)
         snap = self._snapshots[base]
-        scratch = Core.of(self)          # a headless core: no timeline, no livelock memory
+        # a headless core: no timeline, no livelock memory; no per-process tables made ahead
+        # (``Core._prebuild``) for a replay of at most one snapshot interval
+        scratch = Core(self.protocol, self.scenario, self.variant, channels=self.channels,
+                       faults=self.faults, prebuild=False)
         scratch._load(snap.state)
         scratch.step_no = base
         scratch._refresh_all()
