@@ -393,16 +393,12 @@ class Keyer:
 
 
 def _bytes(vals: list[int]) -> bytes:
-    """``encode``'s bytes of the numbers ``vals``: one byte each while all are below 255 (the
-    usual case: ``bytes`` itself, no ``max``), else the marked two- or four-byte form."""
-    try:
-        b = bytes(vals)
-    except ValueError:      # a number above 255
-        pass
-    else:
-        if 255 not in b:
-            return b
-    if max(vals) < 0xFFFF:
+    """``encode``'s bytes of the numbers ``vals``: one byte each while all are below 255, else
+    the marked two- or four-byte form."""
+    top = max(vals)
+    if top < 0xFF:
+        return bytes(vals)
+    if top < 0xFFFF:
         return b"\xff" + array("H", vals).tobytes()
     return b"\xff\xff\xff" + array("I", vals).tobytes()
 
