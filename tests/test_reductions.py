@@ -172,3 +172,28 @@ def test_partial_order_reduction_needs_the_hooks_and_no_faults():
                 "workload": {"requests": {"a": [1]}}, "faults": {"drop": True}})
     with pytest.raises(ScenarioError, match="allows faults"):
         check(sc, "full", 1000, partial_order=True)
+
+
+# ---------------------------------------------------------------- forget in parts = forget whole
+class WholeForget(Coterie):
+    """coterie keyed through its whole-state ``forget`` alone: no ``forget_parts``, no
+    ``forget_context_parts`` (the reference the explorer's per-part keys must agree with)."""
+
+    forget_parts = None
+    forget_context_parts = None
+
+
+@pytest.mark.parametrize("requests,por", [
+    ({"a": [1], "b": [1], "c": [1]}, False),
+    ({"a": [1], "b": [1, 2], "c": [1]}, True),
+    ({"a": [1, 1], "b": [1], "c": [1]}, True),
+])
+def test_forget_in_parts_merges_exactly_what_the_whole_state_forget_merges(requests, por):
+    """The keys from numbered parts (the context from each process's and message's part, a
+    successor's key from its parent's: ``Keyer._child_key``) identify the same states as keys
+    of the whole forgotten state: the same search, step for step, up to the bound."""
+    sc = coterie(FIG1, requests)
+    out = [explore(Simulator(p, sc, "full"), sc, 4_000, partial_order=por, livelock_check=False)
+           for p in (Coterie(), WholeForget())]
+    assert [(r["result"], r["states"], r["transitions"], r["depth"]) for r in out][0] == \
+        [(r["result"], r["states"], r["transitions"], r["depth"]) for r in out][1]

@@ -55,17 +55,47 @@ def context(cfg: Config, pids: Sequence[str], procs: tuple[Proc, ...],
             messages: tuple[Message, ...]) -> tuple:
     """(every request made, the dead processes, rule 3's ranks): all ``forget`` reads of the
     global state besides the process state or message it erases."""
-    dead = []
-    all_made = True
-    for u, s in zip(pids, procs, strict=True):
-        req = s.req
-        if req.done == len(cfg.workload[u]):
-            if req.phase == "idle":
-                dead.append(u)
-        else:
-            all_made = False
-    rank = tuple(sorted(_stamp_ranks(procs, messages).items())) if all_made else ()
-    return all_made, tuple(dead), rank
+    parts = tuple(context_proc(cfg, u, s) for u, s in zip(pids, procs, strict=True))
+    times = frozenset(t for m in messages if (t := _time(m.kind, m.body)) is not None)
+    return context_of(cfg, pids, parts, times)
+
+
+# ``context`` from parts (``Protocol.forget_context_parts``): what it reads of one process
+# state, what it reads of one message content (a stamp's time, or None), and how the parts
+# combine. The ranks depend on the *set* of the messages' times, so the explorer numbers each
+# process state's part and each content's part once and works a context out once per
+# combination of those numbers.
+
+def context_proc(cfg: Config, u: str, s: Proc) -> tuple[bool, bool, tuple[int, ...]]:
+    """(u has made every request, u is dead (rule 2), the times of the stamps u holds)."""
+    req, mem = s.req, s.mem
+    made = req.done == len(cfg.workload[u])
+    times = {t[0] for t in (req.ts, mem.T, *(t for t, _w in mem.X)) if t is not None}
+    return made, made and req.phase == "idle", tuple(sorted(times))
+
+
+def context_content(cfg: Config, content: tuple) -> int | None:
+    """The time of the stamp a message content carries (None: it carries none)."""
+    return _time(content[2], content[3])
+
+
+def _time(kind: str, body) -> int | None:
+    t = body[1] if kind == "RESPONSE" else body if kind in _STAMPED else None
+    return None if t is None else t[0]
+
+
+def context_of(cfg: Config, pids: Sequence[str], parts: Sequence[tuple],
+               times: frozenset[int]) -> tuple:
+    """``context`` from each process's ``context_proc`` and the set of the times the messages'
+    stamps carry (``context_content``)."""
+    all_made = all(p[0] for p in parts)
+    dead = tuple(u for u, p in zip(pids, parts, strict=True) if p[1])
+    if not all_made:
+        return False, dead, ()
+    every = set(times)
+    for p in parts:
+        every.update(p[2])
+    return True, dead, tuple((t, i) for i, t in enumerate(sorted(every)))
 
 
 def forget_proc(cfg: Config, u: str, s: Proc, ctx: tuple) -> Proc:
@@ -109,17 +139,3 @@ def _body(kind: str, body, to_dead: bool, rank: tuple[tuple[int, int], ...]):
 def _stamp(t: Stamp | None, ranks: dict[int, int]) -> Stamp | None:
     """Rule 3's renumbering (no-op before every request has been made: ``ranks`` empty)."""
     return (ranks[t[0]], t[1]) if ranks and t is not None else t
-
-
-def _stamp_ranks(procs: tuple[Proc, ...], messages: tuple[Message, ...]) -> dict[int, int]:
-    """Each time that occurs in a stamp, mapped to its position among them (rule 3)."""
-    times: set[int] = set()
-    for s in procs:
-        for t in (s.req.ts, s.mem.T, *(t for t, _w in s.mem.X)):
-            if t is not None:
-                times.add(t[0])
-    for m in messages:
-        t = m.body[1] if m.kind == "RESPONSE" else m.body if m.kind in _STAMPED else None
-        if t is not None:
-            times.add(t[0])
-    return {t: i for i, t in enumerate(sorted(times))}

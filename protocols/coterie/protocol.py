@@ -304,6 +304,10 @@ class Coterie(RuleProtocol):
     # ``forget`` in parts (context, one process state, one message content), so the explorer
     # erases each process state and message once per context instead of on every state.
     forget_parts = (forgetting.context, forgetting.forget_proc, forgetting.forget_content)
+    # and the context itself from parts: each process state's and message content's part
+    # worked out once, the ranks combined from them.
+    forget_context_parts = (forgetting.context_proc, forgetting.context_content,
+                            forgetting.context_of)
     # The erasure touches Lamport times only; violations() reads critical sections, phases,
     # quorums and whose copies are held (the explorer's audit checks it on sampled states).
     forget_keeps_violations = True

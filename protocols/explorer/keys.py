@@ -105,6 +105,20 @@ class Keyer:
         parts = getattr(protocol, "forget_parts", None) if self._forget is not None else None
         self._parts = tuple(parts) if parts else None
         self._ctx_no: dict[Any, int] = {}
+        self._ctxs: list[Any] = []          # the contexts, by number
+        # ``Protocol.forget_context_parts``: the context from numbered parts. Per process
+        # state (by ``n * len(pids) + i``) the number of its part; per content number the bit
+        # of its part (0: it has none); per combination of those (the process parts' numbers,
+        # the OR of the contents' bits) the context's number.
+        cparts = getattr(protocol, "forget_context_parts", None) if self._parts else None
+        self._cparts = tuple(cparts) if cparts else None
+        self._ppart: dict[int, int] = {}
+        self._ppart_no: dict[Any, int] = {}
+        self._ppart_of: list[Any] = []
+        self._cbit: dict[int, int] = {}
+        self._cpart_no: dict[Any, int] = {}
+        self._cpart_of: list[Any] = []
+        self._ctx_of_parts: dict[tuple, int] = {}
         # per context number: erased process states (by ``n * len(pids) + i``: an int key
         # hashes faster than a tuple) and erased contents (by content number), by number
         self._fproc: list[dict[int, int]] = []
@@ -171,8 +185,15 @@ class Keyer:
         knows them (``Transitions.step_fast``); ``parent``, ``touched`` and ``numbers`` are
         accepted for callers of the older signature and not needed."""
         if self._forget is not None:
-            if self._parts is not None and not self.group and nums is not None and \
-                    cnums is not None:
+            if self._parts is not None and not self.group:
+                # by parts, numbering the state's process states and contents first (the
+                # forget audit keys every successor it compares this way)
+                if nums is None:
+                    number = self._number
+                    nums = [number.setdefault(p, len(number)) for p in st.procs]
+                if cnums is None:
+                    cn = self._content_number
+                    cnums = [cn(m[1:]) for m in st.messages]
                 return self._forgotten_key(st.procs, st.messages, nums, cnums, st.crashed,
                                            st.cs, st.waiting)
             st = self.forgotten(st)
@@ -203,35 +224,137 @@ class Keyer:
                        cnums: Sequence[int], crashed: frozenset, cs: tuple,
                        waiting: tuple) -> bytes:
         """``key`` under ``forget`` from the protocol's ``forget_parts``: the context once per
-        state, then each process state (by its number) and message content (by its number)
-        erased once per context and numbered as ``forgotten`` would number it, so the bytes
-        are those of the whole-state path."""
-        context, one, content = self._parts
-        cfg = self.config
-        ctx = context(cfg, self.pids, procs, msgs)
+        state (from numbered parts with ``forget_context_parts``), then each process state (by
+        its number) and message content (by its number) erased once per context and numbered
+        as ``forgotten`` would number it, so the bytes are those of the whole-state path."""
+        if self._cparts is None:
+            ctx = self._parts[0](self.config, self.pids, procs, msgs)
+            c = self._ctx_no.get(ctx)
+            if c is None:
+                c = self._context_number(ctx)
+            return self.encode_parts(self._erase_procs(c, procs, nums),
+                                     self._erase_contents(c, msgs, cnums) if msgs else [],
+                                     crashed, cs, waiting)
+        # Hot (coterie: every successor): lookups that are almost always hits, as plain
+        # subscripts; a miss (KeyError) takes the helpers that work the part out.
+        k = len(nums)
+        at = [n * k + i for i, n in enumerate(nums)]
+        pp = self._ppart
+        try:
+            key = [pp[j] for j in at]
+        except KeyError:
+            key = [pp[j] if j in pp else self._proc_part(i, nums[i], procs[i])
+                   for i, j in enumerate(at)]
+        cb = self._cbit
+        mask = 0
+        try:
+            for cn in cnums:
+                mask |= cb[cn]
+        except KeyError:
+            mask = 0
+            for cn, m in zip(cnums, msgs, strict=True):
+                b = cb.get(cn)
+                mask |= b if b is not None else self._content_bit(cn, m)
+        key.append(mask)
+        c = self._ctx_of_parts.get(tuple(key))
+        if c is None:
+            c = self._context_of_key(key, mask)
+        fp = self._fproc[c]
+        try:
+            vals = [fp[j] for j in at]
+        except KeyError:
+            vals = self._erase_procs(c, procs, nums)
+        if cnums:
+            fm = self._fcontent[c]
+            try:
+                fc = [fm[cn] for cn in cnums]
+            except KeyError:
+                fc = self._erase_contents(c, msgs, cnums)
+            if len(fc) > 1:
+                if self.fifo:
+                    fc.sort(key=self._chan_of.__getitem__)
+                else:
+                    fc.sort()
+            vals += fc
+        if crashed or cs or waiting:
+            vals.append(self._extra_number(crashed, cs, waiting))
+        else:
+            vals.append(0)
+        return _bytes(vals)
+
+    def _proc_part(self, i: int, n: int, state: Any) -> int:
+        """The number of the context part of process i's state numbered n."""
+        part = self._cparts[0](self.config, self.pids[i], state)
+        x = self._ppart_no.get(part)
+        if x is None:
+            x = self._ppart_no[part] = len(self._ppart_of)
+            self._ppart_of.append(part)
+        self._ppart[n * len(self.pids) + i] = x
+        return x
+
+    def _content_bit(self, cn: int, m: Any) -> int:
+        """The bit of the context part of content number cn (message m): 0 when it has none."""
+        part = self._cparts[1](self.config, m[1:])
+        if part is None:
+            b = 0
+        else:
+            x = self._cpart_no.get(part)
+            if x is None:
+                x = self._cpart_no[part] = len(self._cpart_of)
+                self._cpart_of.append(part)
+            b = 1 << x
+        self._cbit[cn] = b
+        return b
+
+    def _context_of_key(self, key: list[int], mask: int) -> int:
+        """The context's number for a combination of part numbers met for the first time."""
+        cparts = frozenset(p for x, p in enumerate(self._cpart_of) if mask >> x & 1)
+        ctx = self._cparts[2](self.config, self.pids,
+                              tuple([self._ppart_of[x] for x in key[:-1]]), cparts)
         c = self._ctx_no.get(ctx)
         if c is None:
-            c = self._ctx_no[ctx] = len(self._ctx_no)
-            self._fproc.append({})
-            self._fcontent.append({})
-        fp, number, pids = self._fproc[c], self._number, self.pids
-        k = len(pids)
-        fn = []
+            c = self._context_number(ctx)
+        self._ctx_of_parts[tuple(key)] = c
+        return c
+
+    def _context_number(self, ctx: Any) -> int:
+        """The number of a context met for the first time (with its empty erasure caches)."""
+        c = self._ctx_no[ctx] = len(self._ctx_no)
+        self._ctxs.append(ctx)
+        self._fproc.append({})
+        self._fcontent.append({})
+        return c
+
+    def _erase_proc(self, c: int, i: int, n: int, state: Any) -> int:
+        """The number of process i's state (numbered n) erased in context c (cached)."""
+        number = self._number
+        f = self._fproc[c][n * len(self.pids) + i] = number.setdefault(
+            self._parts[1](self.config, self.pids[i], state, self._ctxs[c]), len(number))
+        return f
+
+    def _erase_content(self, c: int, cn: int, m: Any) -> int:
+        """The number of content cn (message m) erased in context c (cached)."""
+        f = self._fcontent[c][cn] = self._content_number(
+            self._parts[2](self.config, m[1:], self._ctxs[c]))
+        return f
+
+    def _erase_procs(self, c: int, procs: tuple, nums: Sequence[int]) -> list[int]:
+        """The erased numbers of every process state in context c."""
+        fp, k = self._fproc[c], len(self.pids)
+        out = []
         for i, n in enumerate(nums):
             f = fp.get(n * k + i)
-            if f is None:
-                f = fp[n * k + i] = number.setdefault(one(cfg, pids[i], procs[i], ctx),
-                                                      len(number))
-            fn.append(f)
-        fc = []
-        if msgs:
-            fm = self._fcontent[c]
-            for m, cn in zip(msgs, cnums, strict=True):
-                f = fm.get(cn)
-                if f is None:
-                    f = fm[cn] = self._content_number(content(cfg, m[1:], ctx))
-                fc.append(f)
-        return self.encode_parts(fn, fc, crashed, cs, waiting)
+            out.append(f if f is not None else self._erase_proc(c, i, n, procs[i]))
+        return out
+
+    def _erase_contents(self, c: int, msgs: tuple, cnums: Sequence[int]) -> list[int]:
+        """The erased numbers of every message content in context c."""
+        fm = self._fcontent[c]
+        out = []
+        for m, cn in zip(msgs, cnums, strict=True):
+            f = fm.get(cn)
+            out.append(f if f is not None else self._erase_content(c, cn, m))
+        return out
 
     def encode(self, nums: Sequence[int], cnums: Sequence[int], st: State) -> bytes:
         """The key's bytes: the process-state numbers, the message-content numbers (sorted for
@@ -255,19 +378,29 @@ class Keyer:
         else:
             vals = [*nums, *cnums]
         if crashed or cs or waiting:
-            ex = (crashed, cs, tuple([w[0] for w in waiting]))
-            e = self._extra.get(ex)
-            if e is None:
-                e = self._extra[ex] = len(self._extra)
-            vals.append(e)
+            vals.append(self._extra_number(crashed, cs, waiting))
         else:
             vals.append(0)
-        top = max(vals)
-        if top < 0xFF:
-            return bytes(vals)
-        if top < 0xFFFF:
-            return b"\xff" + array("H", vals).tobytes()
-        return b"\xff\xff\xff" + array("I", vals).tobytes()
+        return _bytes(vals)
+
+    def _extra_number(self, crashed: frozenset, cs: tuple, waiting: tuple) -> int:
+        """The number of (crashed, cs, waiting pids)."""
+        ex = (crashed, cs, tuple([w[0] for w in waiting]))
+        e = self._extra.get(ex)
+        if e is None:
+            e = self._extra[ex] = len(self._extra)
+        return e
+
+
+def _bytes(vals: list[int]) -> bytes:
+    """``encode``'s bytes of the numbers ``vals``: one byte each while all are below 255, else
+    the marked two- or four-byte form."""
+    top = max(vals)
+    if top < 0xFF:
+        return bytes(vals)
+    if top < 0xFFFF:
+        return b"\xff" + array("H", vals).tobytes()
+    return b"\xff\xff\xff" + array("I", vals).tobytes()
 
 
 class _Contents:

@@ -275,6 +275,13 @@ class Protocol:
     #: state, ctx) -> state`` and ``content(config, (src, dst, kind, body), ctx) -> content``,
     #: so the explorer erases each process state and message content once per context.
     forget_parts: tuple | None = None
+    #: ``forget_context_parts = (proc, content, combine)``, optional with ``forget_parts``: its
+    #: ``context`` from parts, ``proc(config, pid, state) -> hashable``, ``content(config,
+    #: (src, dst, kind, body)) -> hashable or None`` and ``combine(config, pids, proc_parts,
+    #: content_parts) -> ctx`` equal to ``context``, where ``content_parts`` is the frozenset of
+    #: the messages' parts that are not None (the context reads them as a set), so the
+    #: explorer works a context out once per combination of numbered parts.
+    forget_context_parts: tuple | None = None
     #: ``forget_keeps_violations``, optional with ``forget``: True when the erasure leaves all
     #: that ``violations`` reads alone, so a state and its forgotten version are judged alike
     #: and the explorer need not judge a successor whose key it has stored (audited).
