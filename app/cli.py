@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -158,7 +159,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.quick or args.first or args.skip or only is not None:
             raise ScenarioError("verify: --sample picks its own instances; leave out --quick, "
                                 "--first, --skip and --only")
-        picked, classes = fams.sample(fam, args.sample, args.sample_seed)
+        try:
+            picked, classes = fams.sample(fam, args.sample, args.sample_seed,
+                                          args.sample_classes)
+        except re.error as exc:
+            raise ScenarioError(f"verify: --sample-classes is not a regular expression: "
+                                f"{exc}") from None
+        if not picked:
+            raise ScenarioError(f"verify: no class of {fam.protocol} {fam.name} matches "
+                                f"--sample-classes {args.sample_classes!r}")
+    elif args.sample_classes is not None:
+        raise ScenarioError("verify: --sample-classes needs --sample")
     kw = {"quick": args.quick, "max_states": args.max_states, "seeds": args.seeds,
           "max_seconds": args.max_seconds, "max_cpu_seconds": args.max_cpu_seconds,
           "first": args.first, "skip": args.skip, "only": only, "picked": picked}
@@ -191,6 +202,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     summ = report.summary(rows, fam, variant, time.perf_counter() - t0, where)
     if classes is not None:
         summ["sample"] = {"per_class": args.sample, "seed": args.sample_seed,
+                          "classes_matching": args.sample_classes,
                           "classes": {c: {"size": v[0], "picked": v[1:]}
                                       for c, v in classes.items()}}
     if args.json:
@@ -203,7 +215,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
               f"counterexample, {summ['states']} states, {summ['seconds']} s ({where})")
         if classes is not None:
             print(f"sample: {args.sample} per class, seed {args.sample_seed}, {len(classes)} "
-                  f"classes, {sum(v[0] for v in classes.values())} instances in the family")
+                  f"classes, {sum(v[0] for v in classes.values())} instances in them")
         for ce in summ["counterexamples"]:
             print(f"  {ce['instance']}: {ce['finding']} -> {ce['file']}")
     return 1 if summ["counterexample"] else 0
@@ -346,6 +358,8 @@ def _verify_parsers(sub: argparse._SubParsersAction) -> None:
                    "reservoir sampling in one streamed pass")
     f.add_argument("--sample-seed", type=int, default=0, metavar="S",
                    help="seed of --sample's random.Random (default 0)")
+    f.add_argument("--sample-classes", metavar="REGEX", help="with --sample: only the classes "
+                   "whose name matches (the same picks as without it, for those classes)")
     f.add_argument("--count", action="store_true", help="print the number of instances")
     f.add_argument("--list", action="store_true", help="list the families")
     f.add_argument("--workers", type=int, help="local processes (default: all cores)")

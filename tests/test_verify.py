@@ -283,3 +283,18 @@ def test_cli_verify_runs_a_seeded_sample_and_records_it(capsys):
     assert "--sample" in capsys.readouterr().err
     assert main(["verify", "datta_ring", "--family", "repeat", "--sample", "0"]) == 2
     assert "--sample must be at least 1" in capsys.readouterr().err
+
+
+def test_sample_classes_keeps_the_unfiltered_picks_of_the_matching_classes(capsys):
+    fam = fams.get("datta_ring", "repeat")
+    picked, classes = fams.sample(fam, 3, seed=2)
+    some, kept = fams.sample(fam, 3, seed=2, classes=r"clients=2 asks<=2")
+    assert kept and set(kept) < set(classes)
+    assert all("clients=2 asks<=2" in c for c in kept)
+    assert kept == {c: classes[c] for c in kept}
+    assert [i for i, _ in some] == sorted(i for c in kept for i in classes[c][1:])
+    assert main(["verify", "datta_ring", "--family", "repeat", "--sample", "1",
+                 "--sample-classes", "nothing-like-this"]) == 2
+    assert "matches --sample-classes" in capsys.readouterr().err
+    assert main(["verify", "datta_ring", "--family", "repeat", "--sample-classes", "m2"]) == 2
+    assert "--sample-classes needs --sample" in capsys.readouterr().err

@@ -8,6 +8,7 @@ each family is documented in its module and in docs/explorer.md ("Families").
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,13 +85,16 @@ def iter_instances(fam: Family, quick: bool = False) -> Iterator[Instance]:
         yield Instance(inst.name, sc, inst.quick)
 
 
-def sample(fam: Family, per_class: int, seed: int
+def sample(fam: Family, per_class: int, seed: int, classes: str | None = None
            ) -> tuple[list[tuple[int, Instance]], dict[str, list[int]]]:
     """Up to ``per_class`` instances of every shape class (``fam.shape``; one class if the
     family has none), drawn by reservoir sampling in the family's fixed order with
     ``random.Random(seed)``: the same family, size and seed give the same indices, in one
-    streamed pass. Returns the picked (index, instance) pairs in index order and, per class,
-    its size followed by the picked indices."""
+    streamed pass. ``classes``: keep only the classes whose name this regular expression
+    matches (``re.search``), after drawing, so each kept class has the picks it has without
+    the filter. Returns the picked (index, instance) pairs in index order and, per class, its
+    size followed by the picked indices."""
+    want = re.compile(classes) if classes is not None else None
     rng = random.Random(seed)
     keep: dict[str, list[tuple[int, Instance]]] = {}
     size: dict[str, int] = {}
@@ -105,5 +109,6 @@ def sample(fam: Family, per_class: int, seed: int
             j = rng.randrange(t + 1)
             if j < per_class:
                 res[j] = (i, inst)
-    classes = {c: [size[c], *sorted(i for i, _ in keep[c])] for c in sorted(size)}
-    return sorted((p for r in keep.values() for p in r), key=lambda p: p[0]), classes
+    kept = [c for c in sorted(size) if want is None or want.search(c)]
+    return (sorted((p for c in kept for p in keep[c]), key=lambda p: p[0]),
+            {c: [size[c], *sorted(i for i, _ in keep[c])] for c in kept})

@@ -139,6 +139,13 @@ FAMILIES = [
            lambda: rings(range(4, 5), range(1, 3), range(1, 2), sizes=(2,), tokens="off",
                          quick=lambda sc: len(sc["workload"]["clients"]) == 1),
            shape=shape, max_states=100_000),
+    Family("datta_ring", "beyond",
+           "just beyond repeat and three: ring of 3 resources; 1-2 clients asking 1-2 times "
+           "(every sequence of one resource or an ordered pair); token absent or created at "
+           "each resource; no departure, or one client departing by message or silently",
+           lambda: rings(range(3, 4), range(1, 3), range(1, 3), tokens="all",
+                         departures=("message", "silent")),
+           shape=shape, max_states=200_000, ci=False),
     Family("datta_ring", "issue",
            "the issue's family: rings of 2-4 resources; 1-3 clients, each asking 1-3 times for "
            "the same one resource or ordered pair; token absent or created at each resource; "
