@@ -117,14 +117,20 @@ class Member:
                 return msg
 
     def wait(self, pred: Any, timeout: float = 10.0) -> dict[str, Any]:
-        """The first message (already seen after ``mark`` or new) for which ``pred`` holds."""
+        """The first message received from now on for which ``pred`` holds; on a timeout the
+        error names the last messages and every error this member was sent."""
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
-            if left <= 0:
+            try:
+                if left <= 0:
+                    raise TimeoutError
+                msg = self.recv(left)
+            except TimeoutError:
+                errors = [m.get("message") for m in self.seen if m.get("type") == "error"]
                 raise TimeoutError(f"no matching message in {timeout} s; last: "
-                                   f"{[m.get('type') for m in self.seen[-5:]]}")
-            msg = self.recv(left)
+                                   f"{[m.get('type') for m in self.seen[-5:]]}; errors: "
+                                   f"{errors}") from None
             if pred(msg):
                 return msg
 

@@ -122,6 +122,8 @@ PHONE_NOT_YET = {"coterie-example4", "kout-chaos", "kout-random",
 @pytest.mark.parametrize("sid", SCENARIOS)
 def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str, sid: str,
                                                      screenshots: Path) -> None:
+    """At its figure moment (then five steps spread over the run: no label on another), with
+    its bookmarks drawn and working; then on the projector in present mode and on a phone."""
     sc = gallery()[sid]
     out = screenshots / "lesson"
     out.mkdir(exist_ok=True)
@@ -137,6 +139,7 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
         assert b.label in drawn[b.step]["text"]
     assert drawn[want]["figure"] and drawn[want]["here"]
     page.screenshot(path=str(out / f"{sid}-1280x800.png"))
+    no_label_overlaps_at_five_other_steps(page, sid, s)
     # a bookmark is a button: it takes the timeline there
     other = next((b.step for b in marks if b.step != want), None)
     if other is not None:
@@ -322,11 +325,9 @@ OVERLAPS_JS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("sid", SCENARIOS)
-def test_no_label_overlaps_at_the_figure_moment_and_five_other_steps(page: Any, live_server: str,
-                                                                     sid: str) -> None:
-    page.set_viewport_size({"width": 1280, "height": 800})
-    s = open_viewer(page, live_server, f"/sim/{sid}")
+def no_label_overlaps_at_five_other_steps(page: Any, sid: str, s: dict[str, Any]) -> None:
+    """No label on another and none on another node at the figure moment and at five steps
+    spread over the run (on the page the figure test has open: one load per scenario)."""
     total, here = s["total"], s["step"]
     steps = [here] + sorted({max(0, min(total, round(total * f))) for f in (.1, .3, .5, .7, .9)}
                             - {here})[:5]
@@ -340,6 +341,9 @@ def test_no_label_overlaps_at_the_figure_moment_and_five_other_steps(page: Any, 
         if pairs:
             found[k] = pairs[:4]
     assert found == {}, f"{sid}: overlapping labels, or labels on other nodes {found}"
+    if state(page)["step"] != here:
+        page.evaluate("k => window.allocscope.act.goto(k)", here)
+        wait_step(page, here)
 
 
 def test_exported_view_has_a_caption_and_the_legend(page: Any, live_server: str,

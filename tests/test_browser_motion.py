@@ -183,7 +183,9 @@ def test_a_delivered_message_flies_to_its_receiver_unless_motion_is_reduced(
     # closer every frame, and more than half-way there in the frames seen (a loaded machine
     # may draw only a few frames of the 450 ms)
     assert all(b <= a + 0.01 for a, b in zip(dist, dist[1:], strict=False)) and dist[-1] < dist[0] / 2, dist
-    assert path[-1][0] < 450 + 200
+    # the flight lasts the step's 450 ms (counted from its first frame: the server's answer
+    # that starts it comes later on a loaded machine; 667 ms from the click was seen at load 12)
+    assert path[-1][0] - path[0][0] < 450 + 200, path
     assert page.locator('#view .node.acted[data-id="R1"]').count() == 1
     # the box off: no flight (the choice is remembered for the next page)
     page.evaluate("() => window.allocscope.act.back()")

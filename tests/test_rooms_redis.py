@@ -222,6 +222,8 @@ def test_an_outage_loses_no_room_state(two_workers: tuple[str, str],
     leave.cmd(op="answer", choice="yes")
     stay.cmd(op="run", seed=1)
     leave.cmd(op="run", seed=2)
+    for m in (stay, leave):      # both runs at once on worker B (a failure names its error)
+        m.wait(lambda x: x.get("type") == "room" and "outcome" in (x.get("my_run") or {}), 30)
     done = t.wait(lambda x: x.get("type") == "room" and (x.get("round") or {}).get("answers") == 2
                   and ((x.get("experiment") or {}).get("histogram") or {}).get("runs") == 2, 30)
     hist = done["experiment"]["histogram"]

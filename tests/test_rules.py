@@ -198,6 +198,89 @@ def test_guards_reading_only_their_parameters_are_compiled_in_place() -> None:
     assert _inline_guard(len, ("config", "pid", "state")) is None
 
 
+def test_which_sets_the_bits_of_the_rules_that_hold_only_for_fixed_actions() -> None:
+    """``FastPaths.which`` (``rules._compile_which``): bit k is set exactly when the k-th
+    offered rule's guard holds (Counter's two rules, both, one or neither, one guard reading a
+    global); None where an Action is made from the state (a label made per call, a family),
+    since the bits then do not name the Actions, or where there are too many rules."""
+    from protocols.kernel.rules import LABEL, ONE, WHICH_RULES, _compile_which
+    proto = Counter()
+    cfg = proto.setup(None, "default").config
+    fast = proto.fast_paths(cfg, "a", C())
+    seen = set()
+    for n in range(4):
+        for held in (False, True):
+            s = C(n, held)
+            bits = fast.which("b", s)
+            offered = [a.name for a in proto.actions(cfg, "b", s)]
+            assert [r for k, r in enumerate(("count", "pass-on")) if bits >> k & 1] == offered
+            seen.add(bits)
+    assert seen == {0, 1, 2, 3}
+    r = Counter.rules[0]
+    assert _compile_which(((None, LABEL, lambda cfg, p, s: p, r),), cfg) is None
+    assert _compile_which(((None, ONE, None, r),) * (WHICH_RULES + 1), cfg) is None
+    assert _compile_which(((None, ONE, None, r),) * WHICH_RULES, cfg)("a", C()) == \
+        (1 << WHICH_RULES) - 1
+
+
+def test_guards_are_inlined_safely_from_two_threads_at_once(tmp_path, monkeypatch) -> None:
+    """Two threads building plans at once (room experiments run in worker threads) must not
+    corrupt CPython's AST conversion ("AST constructor recursion depth mismatch" failed a
+    student's run). A garbage-collection callback makes the second thread parse exactly while
+    the first is converting its tree; the second must wait for the first."""
+    import gc
+    import importlib.util
+    import sys
+    import threading
+
+    from protocols.kernel import rules
+
+    def module(name: str) -> Any:
+        path = tmp_path / f"{name}.py"
+        path.write_text("".join(f"def f{i}(a):\n    return [a * {i} for _ in (1, 2)]\n"
+                                for i in range(200))
+                        + "guard = lambda state: state.phase == 'idle' and state.n > 0\n")
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    first, second = module("guards_one").guard, module("guards_two").guard
+    monkeypatch.setattr(rules, "_LAMBDAS", {})
+    monkeypatch.setattr(rules, "_INLINED", {})
+    me, others, answers = threading.get_ident(), [], []
+
+    def parsing() -> bool:
+        f = sys._getframe(2)
+        while f is not None and not (f.f_code.co_name == "parse"
+                                     and f.f_code.co_filename.endswith("ast.py")):
+            f = f.f_back
+        return f is not None
+
+    def meanwhile(phase: str, info: dict) -> None:
+        # a collection inside the first thread's ``ast.parse`` (its tree being converted)
+        if phase == "start" and threading.get_ident() == me and len(others) < 3 and parsing():
+            t = threading.Thread(target=lambda: answers.append(
+                rules._inline_guard(second, ("state",))))
+            others.append(t)
+            t.start()
+            t.join(0.5)           # without the lock it parses to its end here
+
+    threshold = gc.get_threshold()
+    gc.set_threshold(50)
+    gc.callbacks.append(meanwhile)
+    try:
+        got = rules._inline_guard(first, ("state",))
+    finally:
+        gc.callbacks.remove(meanwhile)
+        gc.set_threshold(*threshold)
+        for t in others:
+            t.join()
+    assert others, "no collection ran during the conversion: the test proves nothing"
+    assert got == "(state.phase == 'idle' and state.n > 0)"
+    assert answers and set(answers) == {got}
+
+
 def test_a_core_on_fast_paths_steps_like_the_simulator(monkeypatch) -> None:
     """A headless ``Core`` (compiled actions, effects and receive functions from
     ``fast_paths``, guards inlined) and a ``Simulator`` (``actions`` / ``apply`` / ``deliver``)

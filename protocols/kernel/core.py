@@ -29,6 +29,10 @@ from .monitors import Checks, Headless
 from .protocol import Ctx, Protocol, QuietCtx
 
 EVENT_CACHE = 1 << 16      # (process, action) -> Event entries kept before starting afresh
+# A process's enabled action events as ``Core._refresh`` keeps them: (events, how many, how
+# many of them are progress). ``NO_ACTIONS`` is the one entry with none, so that "nothing
+# before, nothing now" is an identity test like every other unchanged entry.
+NO_ACTIONS: tuple = (None, 0, 0)
 _tuple_new = tuple.__new__
 _ACTION_KINDS = frozenset((LOCAL, ENV, TIMEOUT))
 
@@ -106,11 +110,21 @@ class Core:
         fast = (protocol.fast_paths(self.config, self.pids[0], setup.states[0])
                 if self.pids else None)
         self._actions = fast.actions if fast is not None else protocol.actions
+        # ``FastPaths.which``: the bits of the rules that hold, with process i's entry for
+        # ``bits`` kept in ``_entries[i << _shift | bits]`` (see ``_refresh``); None:
+        # ``_refresh`` lists the Actions. One flat list, not one per process: at 1,000
+        # processes a list each was a pointer more per step and 1,000 more objects for the
+        # garbage collector to go through. Bits 0 (no rule holds) is known to be no actions.
+        self._which = fast.which if fast is not None else None
+        self._shift = getattr(self._which, "rules", 4)
+        self._entries = ([NO_ACTIONS, *[None] * ((1 << self._shift) - 1)] * len(self.pids)
+                         if self._which is not None else None)
         self._effects: dict[str, Any] = fast.effects if fast is not None else {}
         self._receive: dict[str, Any] = fast.deliver if fast is not None else {}
         self._fx: dict[str, Any] = {}
         self._event_of: dict[tuple[int, Any], Event] = {}    # Simulator's (process, Action) cache
-        self._events_by_name: list[dict[str, tuple]] = [{} for _ in self.pids]   # Core's
+        # Core's: per process, action name -> (Action, its entry when it is the only one)
+        self._events_by_name: list[dict[str, tuple]] = [{} for _ in self.pids]
         # pid -> state, the same as ``procs`` (``_put`` and ``_load`` keep both): a headless
         # core's ``ctx.get`` is this dict's own lookup, with no Python call per read.
         self._state_of: dict[str, Any] = {}
@@ -138,6 +152,9 @@ class Core:
     def _make_ctx(self) -> Ctx:
         ctx = QuietCtx(self)
         ctx.get = self._state_of.__getitem__     # = self.proc (see _state_of)
+        if (self._eager_hook is None and type(self)._put is Core._put
+                and type(self)._refresh is Core._refresh):
+            ctx.put = self._put_refreshing       # see there
         return ctx
 
     def _start_timeline(self) -> None:
@@ -162,17 +179,23 @@ class Core:
         for m in st.messages:
             self._chan.setdefault((m.src, m.dst), deque()).append(m.seq)
         self._msg_events: dict[int, Event] = {m.seq: self._msg_event(m) for m in st.messages}
+        # The dict with one entry per deliverable message (FIFO: per channel head), whose
+        # ``len`` the random pick reads: ``_chan`` or ``_msg_events``.
+        self._heads = self._chan if self.fifo else self._msg_events
         self._touched: set[int] = set()
         self._enabled: list[Event] | None = None
         self._acts: dict[int, tuple[Event, ...]] = {}
+        self._cur: list[tuple] = [NO_ACTIONS] * len(self.pids)   # each process's entry
         # For ``random_event`` (kept by ``Core._refresh``): the indices of the processes with
         # enabled actions in ascending order, how many action events there are, and how many
         # processes have more than one (while none does, the k-th action is found directly).
         self._order: list[int] = []
         self._n_acts = 0
         self._multi = 0
+        # Whether the random pick may use those counts: this core keeps them, no faults are
+        # allowed and no process has two actions (kept where the three change).
+        self._quick_pick = self._counted and not self._faulty
         self._n_progress = 0         # enabled action events with progress (see can_progress)
-        self._progress = [0] * len(self.pids)   # of them, each process's
 
     def state(self) -> State:
         """The current global state as immutable data."""
@@ -288,51 +311,78 @@ class Core:
 
     # ------------------------------------------------------------------ enabled events
     def _refresh(self, i: int) -> None:
-        """Recompute the actions of process i (after a step touched it).
+        """Recompute the enabled action events of process i (its state changed)."""
+        self._put_refreshing(self.pids[i], self.procs[i])
 
-        Written case by case (one action, several, none) rather than through counts of the old
-        and new events: it runs after every step, and this way a step reads about half as many
-        names and makes no ``len`` calls in the usual cases."""
-        pid = self.pids[i]
-        found = () if pid in self.crashed else self._actions(self.config, pid, self.procs[i])
-        acts = self._acts
-        old = acts.get(i)
-        if len(found) == 1:                # the usual case: one action, its Event reused
+    def _put_refreshing(self, pid: str, state: Any) -> None:
+        """``_put``, then the process's enabled action events recomputed at once rather than
+        after the step (``_apply``'s loop over the touched processes): a process's actions
+        depend only on its own state (``Protocol.actions``), so the result is the same, with no
+        set to fill and no loop and call more per step. A headless core's ``ctx.put`` when the
+        protocol has no eager actions (``_settle`` reads the touched set); ``_refresh`` too.
+
+        The events are kept as an entry (events, how many, how many are progress) that stays
+        the same object while the process offers the same actions: with ``FastPaths.which``
+        the entry is looked up by the bits of the rules that hold (no Actions listed), else
+        found from the listed Actions (``_listed``). An unchanged entry returns at once; a
+        changed one updates the counts the random pick and the deadlock check read by the
+        difference of the two entries."""
+        i = self.index[pid]
+        self.procs[i] = state
+        self._state_of[pid] = state
+        which = self._which
+        if pid in self.crashed:
+            new = NO_ACTIONS
+        elif which is not None:
+            bits = which(pid, state)
+            new = self._entries[i << self._shift | bits] or self._entry(i, pid, bits)
+        else:
+            new = self._listed(i, pid)
+        old = self._cur[i]
+        if new is old:
+            return
+        self._cur[i] = new             # (the caller clears ``_enabled``: _apply, _load)
+        evs, n, prog = new
+        _, old_n, old_prog = old
+        if prog != old_prog:
+            self._n_progress += prog - old_prog
+        if n == old_n:                     # the usual change: as many actions as before
+            self._acts[i] = evs
+            return
+        if not old_n:                      # i joins the processes with actions
+            insort(self._order, i)
+            self._acts[i] = evs
+        elif not n:                        # i leaves them
+            del self._order[bisect_left(self._order, i)]
+            del self._acts[i]
+        else:
+            self._acts[i] = evs
+        self._n_acts += n - old_n
+        if (n > 1) != (old_n > 1):
+            self._multi += 1 if n > 1 else -1
+            self._quick_pick = self._counted and not self._faulty and not self._multi
+
+    def _entry(self, i: int, pid: str, bits: int) -> tuple:
+        """Process i's entry for the rules ``bits`` (``_refresh``), made from the Actions the
+        protocol offers in its current state (which are those of ``bits``) and kept."""
+        new = self._entries[i << self._shift | bits] = self._listed(i, pid)
+        return new
+
+    def _listed(self, i: int, pid: str) -> tuple:
+        """Process i's entry from the Actions the protocol lists for its current state: one
+        Action's entry is kept with its Event (``_remember``), so it is the same object while
+        the protocol offers that Action; several make a new entry."""
+        found = self._actions(self.config, pid, self.procs[i])
+        if len(found) == 1:
             a = found[0]
             hit = self._events_by_name[i].get(a.name)
             if hit is None or (hit[0] is not a and hit[0] != a):
                 hit = self._remember(i, pid, a)
-            new = hit[1]
-            if new is old:                 # the same event as before
-                return
-            acts[i] = new
-            prog = hit[2]
-        elif found:
-            new = acts[i] = tuple([self._action_event(i, pid, a) for a in found])
-            prog = sum([e.progress for e in new])
-        elif old is None:                  # nothing enabled before or now
-            return
-        else:
-            del acts[i]
-            new, prog = None, 0
-        self._enabled = None
-        progress = self._progress
-        if prog != progress[i]:
-            self._n_progress += prog - progress[i]
-            progress[i] = prog
-        if old is None:                    # i joins the processes with actions
-            insort(self._order, i)
-            self._n_acts += len(new)
-            if len(new) > 1:
-                self._multi += 1
-        elif new is None:                  # i leaves them
-            del self._order[bisect_left(self._order, i)]
-            self._n_acts -= len(old)
-            if len(old) > 1:
-                self._multi -= 1
-        elif len(new) != len(old):
-            self._n_acts += len(new) - len(old)
-            self._multi += (len(new) > 1) - (len(old) > 1)
+            return hit[1]
+        if not found:
+            return NO_ACTIONS
+        evs = tuple([self._action_event(i, pid, a) for a in found])
+        return (evs, len(evs), sum([e.progress for e in evs]))
 
     def _action_event(self, i: int, pid: str, a: Any) -> Event:
         """The Event of process i's Action ``a``: the one made before while the protocol
@@ -341,17 +391,17 @@ class Core:
         hit = self._events_by_name[i].get(a.name)
         if hit is None or (hit[0] is not a and hit[0] != a):
             hit = self._remember(i, pid, a)
-        return hit[1][0]
+        return hit[1][0][0]
 
     def _remember(self, i: int, pid: str, a: Any) -> tuple:
-        """Make and keep process i's Event for Action ``a``, with the tuple of it alone and
-        whether it is progress (what ``_refresh`` stores when it is the only action)."""
+        """Make and keep process i's Event for Action ``a``, with the entry of it alone (what
+        ``_refresh`` keeps when it is the only action)."""
         mine = self._events_by_name[i]
         if len(mine) >= 64:
             mine.clear()
         e = _tuple_new(Event, (f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid,
                                a.label or a.name, a.progress, None))
-        hit = mine[a.name] = (a, (e,), 1 if a.progress else 0)
+        hit = mine[a.name] = (a, ((e,), 1, 1 if a.progress else 0))
         fx = self._effects.get(a.name)      # a name with no argument: its effect, for _apply
         if fx is not None:
             if len(self._fx) >= EVENT_CACHE:
@@ -401,8 +451,7 @@ class Core:
         (``schedulers.Random.choose_event`` has a copy of this inline: keep the two the same.)"""
         if self._faulty or self._multi:
             return self._random_listed(below)
-        fifo = self.fifo
-        n_msgs = len(self._chan) if fifo else len(self._msg_events)
+        n_msgs = len(self._heads)
         n = n_msgs + self._n_acts
         if not n:
             return None
@@ -415,7 +464,7 @@ class Core:
                 k = bits(width)
         if k >= n_msgs:
             return self._acts[self._order[k - n_msgs]][0]
-        if fifo and n_msgs == 1:
+        if n_msgs == 1 and self.fifo:
             for q in self._chan.values():
                 return self._msg_events[q[0]]
         return self._deliveries()[k]
@@ -434,6 +483,7 @@ class Core:
     def faults(self, f: Any) -> None:
         self._faults = f
         self._faulty = bool(f is not None and getattr(f, "any", False))   # read per enabled()
+        self._quick_pick = self._counted and not self._faulty and not getattr(self, "_multi", 0)
 
     def _deliveries(self) -> list[Event]:
         """The deliverable messages' events, by message number (only channel heads if FIFO)."""
@@ -586,13 +636,13 @@ class Core:
                     self.protocol.deliver(ctx, m)
                 if self._eager_hook is not None:
                     self._settle(ctx)
+        elif (fx := self._fx.get(ev.id)) is not None:    # an action with its effect at hand
+            fx(ctx, ev.pid, "")
+            if self._eager_hook is not None:
+                self._settle(ctx)
         elif kind in _ACTION_KINDS:
             pid = ev.pid
-            fx = self._fx.get(ev.id)
-            if fx is not None:
-                fx(ctx, pid, "")
-            else:
-                self.protocol.apply(ctx, pid, ev.id[len(pid) + 3:])
+            self.protocol.apply(ctx, pid, ev.id[len(pid) + 3:])
             if self._eager_hook is not None:
                 self._settle(ctx)
         else:

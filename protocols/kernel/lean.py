@@ -54,7 +54,7 @@ class LeanSimulator(Core):
         skip = set(WORKING) | {"monitors", "trace", "narrations", "_snapshots", "_chan",
                                "_msg_events", "_phash", "_proc_fp", "_chan_fp", "_since",
                                "_ctx", "_event_of", "_events_by_name", "_act_ids", "_chan_sum",
-                               "_crash_h"}
+                               "_crash_h", "_heads", "_cur", "_entries"}
         for name, value in vars(sim).items():
             if name not in skip:
                 setattr(lean, name, value)

@@ -44,6 +44,13 @@ class FastPaths(NamedTuple):
     actions: Callable[[Any, str, Any], Sequence[Action]]   # = actions(config, pid, state)
     effects: dict[str, Callable[..., None]]   # name -> f: f(ctx, pid, "") = apply(ctx, pid, name)
     deliver: dict[str, Callable[..., None]]   # kind -> f: f(ctx, msg) = deliver(ctx, msg)
+    # Optional: ``which(pid, state) -> int`` (the config is fixed in it), the bits of the
+    # offered rules whose guards hold (bit k: the k-th), where a rule's Action depends only on
+    # the rule and the process (so ``actions`` gives the same Actions for the same bits): a
+    # core keeps each process's events per bits and asks only this, building no list of
+    # Actions per step. Its answers are below 16, or below ``2 ** which.rules`` if it has that
+    # attribute (a core keeps a table of that size per process).
+    which: Callable[[str, Any], int] | None = None
 
 
 class Protocol:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import ast
 import copy
 import linecache
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -233,14 +234,22 @@ def _inline_guard(fn: Any, names: Sequence[str]) -> str | None:
             or code.co_kwonlyargcount or code.co_flags & 0x0C):     # *args / **kwargs
         return None
     key = (code, tuple(names))
-    if key not in _INLINED:
-        if len(_INLINED) >= 4096:
-            _INLINED.clear()
-        _INLINED[key] = _inline_lambda(code, names)
-    return _INLINED[key]
+    answer = _INLINED.get(key, _UNASKED)
+    if answer is _UNASKED:
+        with _AST_LOCK:
+            if len(_INLINED) >= 4096:
+                _INLINED.clear()
+            answer = _INLINED[key] = _inline_lambda(code, names)
+    return answer
 
 
+_UNASKED = object()
 _INLINED: dict[tuple, str | None] = {}          # (code, names) -> what _inline_guard said
+# CPython 3.11 counts the depth of an AST conversion (``ast.parse``, ``compile`` of a tree) in
+# state shared by all threads, so two threads converting at once fail with "AST constructor
+# recursion depth mismatch". Scenarios are built in worker threads (app/offload.py; a room's
+# students run experiments at the same time), so the parsing here is done one thread at a time.
+_AST_LOCK = threading.Lock()
 _LAMBDAS: dict[str, dict[int, list[ast.Lambda]]] = {}   # file -> line -> the lambdas on it
 
 
@@ -308,6 +317,42 @@ def _compile_offer(acts: tuple[tuple, ...]) -> Callable[[Any, str, Any], list]:
     body.append("    return out")
     exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
     return env["offer"]
+
+
+WHICH_RULES = 4          # at most this many offered rules get a compiled ``which``
+
+
+def _compile_which(acts: tuple[tuple, ...], config: Any) -> Callable[[str, Any], int] | None:
+    """``acts`` in ``config`` as one function ``(pid, state) -> bits`` (``FastPaths.which``):
+    bit k set when the k-th rule's guard holds, written as nested ifs that return a constant,
+    so that each guard is evaluated once and nothing is built. None when some rule's Action is
+    made from the state (a label made per call, a family: the bits do not determine the
+    Actions) or there are more than ``WHICH_RULES`` rules (2**k leaves)."""
+    if len(acts) > WHICH_RULES or any(how not in (ONE, PER_PID, PLAIN)
+                                      for _w, how, _x, _r in acts):
+        return None
+    env: dict[str, Any] = {"config": config}
+    body = ["def which(pid, state):"]
+
+    def branch(k: int, bits: int, ind: str) -> None:
+        if k == len(acts):
+            body.append(f"{ind}return {bits}")
+            return
+        when = acts[k][0]
+        if when is None:                    # always holds
+            branch(k + 1, bits | 1 << k, ind)
+            return
+        env[f"w{k}"] = when
+        test = _inline_guard(when, ("config", "pid", "state")) or f"w{k}(config, pid, state)"
+        body.append(f"{ind}if {test}:")
+        branch(k + 1, bits | 1 << k, ind + "    ")
+        branch(k + 1, bits, ind)
+
+    branch(0, 0, "    ")
+    exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
+    which = env["which"]
+    which.rules = len(acts)        # its answers are below 2 ** rules (a core sizes its tables)
+    return which
 
 
 def _compile_receive(proto_id: str, kind: str, config: Any,
@@ -495,7 +540,7 @@ class RuleProtocol(Protocol):
         plan = self._plan(config, pid, state)
         return FastPaths(plan.offer, dict(plan.effects),
                          {k: _compile_receive(self.id, k, config, rs)
-                          for k, rs in plan.receivers.items()})
+                          for k, rs in plan.receivers.items()}, _compile_which(plan.acts, config))
 
     @staticmethod
     def _offer_each(acts: tuple[tuple, ...], config: Any, pid: str, state: Any, out: list,

@@ -76,12 +76,12 @@ class Random(Scheduler):
         return None if ev is None else ev.id
 
     def choose_event(self, sim: "Simulator") -> Event | None:
-        if sim._counted and not sim._faulty and not sim._multi:
+        if sim._quick_pick:
             # The usual case on a headless core: ``Core.random_event``'s pick, inline (one
             # call less per step; keep the two the same). No faults allowed and no process
-            # with two actions, so the k-th event is found from the core's counts.
-            fifo = sim.fifo
-            n_msgs = len(sim._chan) if fifo else len(sim._msg_events)
+            # with two actions (``Core._quick_pick``), so the k-th event is found from the
+            # core's counts.
+            n_msgs = len(sim._heads)
             n = n_msgs + sim._n_acts
             if not n:
                 return None
@@ -95,7 +95,7 @@ class Random(Scheduler):
                     k = bits(width)
             if k >= n_msgs:
                 return sim._acts[sim._order[k - n_msgs]][0]
-            if fifo and n_msgs == 1:
+            if n_msgs == 1 and sim.fifo:
                 for q in sim._chan.values():
                     return sim._msg_events[q[0]]
             return sim._deliveries()[k]
