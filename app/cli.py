@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -151,11 +152,29 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if v is not None and not v > 0:
             raise ScenarioError(f"verify: --{opt.replace('_', '-')} must be above 0")
     only = _indices(args.only) if args.only is not None else None
+    picked = classes = None
+    if args.sample is not None:
+        if args.sample < 1:
+            raise ScenarioError("verify: --sample must be at least 1 (instances per class)")
+        if args.quick or args.first or args.skip or only is not None:
+            raise ScenarioError("verify: --sample picks its own instances; leave out --quick, "
+                                "--first, --skip and --only")
+        try:
+            picked, classes = fams.sample(fam, args.sample, args.sample_seed,
+                                          args.sample_classes)
+        except re.error as exc:
+            raise ScenarioError(f"verify: --sample-classes is not a regular expression: "
+                                f"{exc}") from None
+        if not picked:
+            raise ScenarioError(f"verify: no class of {fam.protocol} {fam.name} matches "
+                                f"--sample-classes {args.sample_classes!r}")
+    elif args.sample_classes is not None:
+        raise ScenarioError("verify: --sample-classes needs --sample")
     kw = {"quick": args.quick, "max_states": args.max_states, "seeds": args.seeds,
           "max_seconds": args.max_seconds, "max_cpu_seconds": args.max_cpu_seconds,
-          "first": args.first, "skip": args.skip, "only": only}
+          "first": args.first, "skip": args.skip, "only": only, "picked": picked}
     # a cluster-sized family is not counted up front (that alone takes minutes)
-    small = args.count or (not args.first and fam.ci)
+    small = args.count or (not args.first and (fam.ci or picked is not None))
     total = sum(1 for _ in tasks(fam, variant, **kw)) if small else None
     if args.count:
         print(total)
@@ -181,6 +200,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     where = (f"dask {args.scheduler_address}" if args.scheduler_address
              else f"local pool, {args.workers or os.cpu_count()} processes")
     summ = report.summary(rows, fam, variant, time.perf_counter() - t0, where)
+    if classes is not None:
+        summ["sample"] = {"per_class": args.sample, "seed": args.sample_seed,
+                          "classes_matching": args.sample_classes,
+                          "classes": {c: {"size": v[0], "picked": v[1:]}
+                                      for c, v in classes.items()}}
     if args.json:
         rows.sort(key=lambda r: r["index"])
         _print({"summary": summ, "rows": [_lean(r) for r in rows]})
@@ -189,6 +213,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"{fam.protocol} {fam.name} {variant}: {summ['instances']} instances, "
               f"{summ['ok']} ok, {summ['limit']} limit, {summ['counterexample']} "
               f"counterexample, {summ['states']} states, {summ['seconds']} s ({where})")
+        if classes is not None:
+            print(f"sample: {args.sample} per class, seed {args.sample_seed}, {len(classes)} "
+                  f"classes, {sum(v[0] for v in classes.values())} instances in them")
         for ce in summ["counterexamples"]:
             print(f"  {ce['instance']}: {ce['finding']} -> {ce['file']}")
     return 1 if summ["counterexample"] else 0
@@ -326,6 +353,13 @@ def _verify_parsers(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--skip", type=int, default=0,
                    help="leave out the first N instances (with --first: a slice)")
     f.add_argument("--only", help="only these instance indices, e.g. 365,368,372")
+    f.add_argument("--sample", type=int, metavar="N", help="only N instances of each shape "
+                   "class (the family's; one class if it has none), picked by seeded "
+                   "reservoir sampling in one streamed pass")
+    f.add_argument("--sample-seed", type=int, default=0, metavar="S",
+                   help="seed of --sample's random.Random (default 0)")
+    f.add_argument("--sample-classes", metavar="REGEX", help="with --sample: only the classes "
+                   "whose name matches (the same picks as without it, for those classes)")
     f.add_argument("--count", action="store_true", help="print the number of instances")
     f.add_argument("--list", action="store_true", help="list the families")
     f.add_argument("--workers", type=int, help="local processes (default: all cores)")

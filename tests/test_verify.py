@@ -238,3 +238,63 @@ def test_cli_verify_runs_a_slice_of_a_family(capsys):
     assert [r["index"] for r in rows] == [5, 6]
     assert main(["verify", "coterie", "--family", "small", "--skip", "3", "--first", "3"]) == 2
     assert "--skip" in capsys.readouterr().err
+
+
+def test_sample_takes_every_shape_class_and_the_same_indices_for_the_same_seed():
+    fam = fams.get("datta_ring", "repeat")
+    every = fams.instances(fam)
+    picked, classes = fams.sample(fam, 2, seed=14)
+    shapes = [fam.shape(inst.scenario) for inst in every]
+    assert sorted(classes) == sorted(set(shapes))            # every class is there
+    assert sum(v[0] for v in classes.values()) == len(every)
+    for cls, (size, *idx) in classes.items():
+        assert size == shapes.count(cls) and len(idx) == min(2, size)
+        assert all(shapes[i] == cls for i in idx)
+    assert [i for i, _ in picked] == sorted(i for v in classes.values() for i in v[1:])
+    for i, inst in picked:                                   # index i is the family's i-th
+        assert inst.scenario == every[i].scenario
+    again, _ = fams.sample(fam, 2, seed=14)
+    assert [i for i, _ in again] == [i for i, _ in picked]
+    # another seed picks otherwise, and over a few seeds more than the first two of a large
+    # class are drawn (a "sample" that always kept the first N would fail both)
+    other, _ = fams.sample(fam, 2, seed=15)
+    assert [i for i, _ in other] != [i for i, _ in picked]
+    big = max(classes, key=lambda c: classes[c][0])
+    drawn = {i for s in range(8) for i, inst in fams.sample(fam, 2, seed=s)[0]
+             if shapes[i] == big}
+    assert len(drawn) > 4
+
+
+def test_cli_verify_runs_a_seeded_sample_and_records_it(capsys):
+    args = ["verify", "datta_ring", "--family", "repeat", "--sample", "1", "--sample-seed",
+            "7", "--seeds", "1", "--max-states", "300", "--workers", "1", "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    samp = out["summary"]["sample"]
+    assert samp["per_class"] == 1 and samp["seed"] == 7
+    assert sum(c["size"] for c in samp["classes"].values()) == 460
+    want = sorted(i for c in samp["classes"].values() for i in c["picked"])
+    assert len(want) == len(samp["classes"]) == 8
+    assert [r["index"] for r in out["rows"]] == want
+    assert main(args) == 0
+    assert [r["index"] for r in json.loads(capsys.readouterr().out)["rows"]] == want
+    assert main(["verify", "datta_ring", "--family", "repeat", "--sample", "1", "--first",
+                 "3"]) == 2
+    assert "--sample" in capsys.readouterr().err
+    assert main(["verify", "datta_ring", "--family", "repeat", "--sample", "0"]) == 2
+    assert "--sample must be at least 1" in capsys.readouterr().err
+
+
+def test_sample_classes_keeps_the_unfiltered_picks_of_the_matching_classes(capsys):
+    fam = fams.get("datta_ring", "repeat")
+    picked, classes = fams.sample(fam, 3, seed=2)
+    some, kept = fams.sample(fam, 3, seed=2, classes=r"clients=2 asks<=2")
+    assert kept and set(kept) < set(classes)
+    assert all("clients=2 asks<=2" in c for c in kept)
+    assert kept == {c: classes[c] for c in kept}
+    assert [i for i, _ in some] == sorted(i for c in kept for i in classes[c][1:])
+    assert main(["verify", "datta_ring", "--family", "repeat", "--sample", "1",
+                 "--sample-classes", "nothing-like-this"]) == 2
+    assert "matches --sample-classes" in capsys.readouterr().err
+    assert main(["verify", "datta_ring", "--family", "repeat", "--sample-classes", "m2"]) == 2
+    assert "--sample-classes needs --sample" in capsys.readouterr().err

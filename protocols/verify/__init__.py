@@ -8,22 +8,25 @@ runs, ``runner.verify_instance``) from a local process pool or a Dask cluster;
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
-from .families import Family, get, instances, iter_instances
+from .families import Family, Instance, get, instances, iter_instances, sample
 from .runner import run_tasks, verify_instance
 
 
 def tasks(fam: Family, variant: str, *, quick: bool = False, max_states: int | None = None,
           seeds: int | None = None, max_seconds: float | None = None,
           max_cpu_seconds: float | None = None, first: int | None = None, skip: int = 0,
-          only: Collection[int] | None = None) -> Iterator[dict[str, Any]]:
+          only: Collection[int] | None = None,
+          picked: Sequence[tuple[int, Instance]] | None = None) -> Iterator[dict[str, Any]]:
     """The picklable task of each instance (``first``: only that many, for a taste; ``skip``:
     not the first ``skip``, so a long family can be run in slices with stable indices;
-    ``only``: just these indices, e.g. the ``limit`` instances of an earlier run)."""
+    ``only``: just these indices, e.g. the ``limit`` instances of an earlier run; ``picked``:
+    these (index, instance) pairs instead of the enumeration, e.g. ``sample``'s)."""
     last = max(only) if only else None
-    for i, inst in enumerate(iter_instances(fam, quick=quick)):
+    source = picked if picked is not None else enumerate(iter_instances(fam, quick=quick))
+    for i, inst in source:
         if (first is not None and i >= first) or (last is not None and i > last):
             return
         if i < skip or (only is not None and i not in only):
@@ -44,4 +47,4 @@ def verify(fam: Family, variant: str, *, scheduler_address: str | None = None,
                          workers)
 
 
-__all__ = ["Family", "get", "instances", "tasks", "verify", "verify_instance"]
+__all__ = ["Family", "get", "instances", "sample", "tasks", "verify", "verify_instance"]

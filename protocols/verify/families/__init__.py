@@ -7,6 +7,8 @@ each family is documented in its module and in docs/explorer.md ("Families").
 
 from __future__ import annotations
 
+import random
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +39,7 @@ class Family:
     locality: dict[str, int] = field(default_factory=dict)   # claimed failure locality by variant
     worst: str | None = None     # metric whose worst case over all schedules is searched
     ci: bool = True              # small enough to enumerate when tests are collected
+    shape: Callable[[dict[str, Any]], str] | None = None   # an instance's class for --sample
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -80,3 +83,32 @@ def iter_instances(fam: Family, quick: bool = False) -> Iterator[Instance]:
         sc.setdefault("title", f"{fam.protocol} family {fam.name}: {inst.name}"[:200])
         sc.setdefault("protocol", fam.protocol)
         yield Instance(inst.name, sc, inst.quick)
+
+
+def sample(fam: Family, per_class: int, seed: int, classes: str | None = None
+           ) -> tuple[list[tuple[int, Instance]], dict[str, list[int]]]:
+    """Up to ``per_class`` instances of every shape class (``fam.shape``; one class if the
+    family has none), drawn by reservoir sampling in the family's fixed order with
+    ``random.Random(seed)``: the same family, size and seed give the same indices, in one
+    streamed pass. ``classes``: keep only the classes whose name this regular expression
+    matches (``re.search``), after drawing, so each kept class has the picks it has without
+    the filter. Returns the picked (index, instance) pairs in index order and, per class, its
+    size followed by the picked indices."""
+    want = re.compile(classes) if classes is not None else None
+    rng = random.Random(seed)
+    keep: dict[str, list[tuple[int, Instance]]] = {}
+    size: dict[str, int] = {}
+    for i, inst in enumerate(iter_instances(fam)):
+        cls = fam.shape(inst.scenario) if fam.shape else "all"
+        t = size.get(cls, 0)
+        size[cls] = t + 1
+        res = keep.setdefault(cls, [])
+        if t < per_class:
+            res.append((i, inst))
+        else:
+            j = rng.randrange(t + 1)
+            if j < per_class:
+                res[j] = (i, inst)
+    kept = [c for c in sorted(size) if want is None or want.search(c)]
+    return (sorted((p for c in kept for p in keep[c]), key=lambda p: p[0]),
+            {c: [size[c], *sorted(i for i, _ in keep[c])] for c in kept})

@@ -65,24 +65,34 @@ def _instance(key: tuple, m: int, quick: Any) -> Instance:
     return Instance(name, sc, bool(quick and quick(len(U), m, key)))
 
 
+def shape(sc: dict[str, Any]) -> str:
+    """An instance's class for ``verify --sample``: processes, resources, how many resources
+    two or more processes share, and the most requests one process makes."""
+    alpha, reqs = sc["topology"]["alpha"], sc["workload"]["requests"]
+    shared = sum(1 for r in sc["topology"]["resources"]
+                 if sum(r in a for a in alpha.values()) > 1)
+    return (f"n{len(alpha)} m{len(sc['topology']['resources'])} shared={shared} "
+            f"asks<={max(len(w) for w in reqs.values())}")
+
+
 FAMILIES = [
     Family("coterie", "small",
            "every sharing structure of 2 processes and 1-2 resources; each process requests "
            "once (k = 1..|α(u)|); LocalCoterie quorums; FIFO channels",
            lambda: structures(range(2, 3), range(1, 3), range(1, 2),
                               quick=lambda n, m, key: True),
-           max_states=50_000, worst="messages_per_request"),
+           shape=shape, max_states=50_000, worst="messages_per_request"),
     Family("coterie", "three",
            "every sharing structure of 3 processes and 1-2 resources; each process requests "
            "once; LocalCoterie quorums; FIFO channels",
            lambda: structures(range(3, 4), range(1, 3), range(1, 2),
                               quick=lambda n, m, key: key == (((0,), (1,)), ((0,), (1,)),
                                                               ((1,), (1,)))),
-           max_states=300_000, worst="messages_per_request"),
+           shape=shape, max_states=300_000, worst="messages_per_request"),
     Family("coterie", "issue",
            "the issue's family: every sharing structure of 2-5 processes and 1-3 resources; "
            "each process requests 1-2 times (k = 1..|α(u)| each); LocalCoterie quorums; FIFO "
            "channels (cluster-sized)",
            lambda: structures(range(2, 6), range(1, 4), range(1, 3)),
-           max_states=500_000, worst="messages_per_request", ci=False),
+           shape=shape, max_states=500_000, worst="messages_per_request", ci=False),
 ]

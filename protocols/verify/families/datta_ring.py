@@ -81,6 +81,16 @@ def _instance(m: int, tok: str | None, combo: tuple, leaver: int | None,
                   "channels": "unordered", "steps": 3000}
 
 
+def shape(sc: dict[str, Any]) -> str:
+    """An instance's class for ``verify --sample``: ring size, token position, clients, the
+    most times one client asks, and how a client departs (the requests vary inside a class)."""
+    topo, cl = sc["topology"], sc["workload"]["clients"]
+    tok = "no token" if topo.get("token") is False else f"token@{topo['root']}"
+    leave = next((c["leaves"] for c in cl if c.get("leaves")), "none")
+    return (f"m{len(topo['ring'])} {tok} clients={len(cl)} "
+            f"asks<={max(len(c['requests']) for c in cl)} leaves={leave}")
+
+
 def _small(sc: dict[str, Any]) -> bool:
     """CI subset: no token, at most two clients, each asking once."""
     cl = sc["workload"]["clients"]
@@ -103,7 +113,7 @@ FAMILIES = [
            "ring of 2 resources; 1-2 clients asking once for one resource or an ordered pair; "
            "token absent, at R1 or at R2",
            lambda: rings(range(2, 3), range(1, 3), range(1, 2), quick=_small),
-           max_states=150_000),
+           shape=shape, max_states=150_000),
     Family("datta_ring", "repeat",
            "ring of 2 resources; 1-2 clients asking 1-2 times (every sequence of one resource or "
            "an ordered pair); token absent or at R1",
@@ -111,29 +121,36 @@ FAMILIES = [
                          quick=lambda sc: (sc["topology"].get("token") is False
                                            and (len(sc["workload"]["clients"]) == 1
                                                 or _fig1_twice(sc["workload"]["clients"])))),
-           max_states=250_000),
+           shape=shape, max_states=250_000),
     Family("datta_ring", "departures",
            "ring of 2 resources; 2 clients asking once (one resource or an ordered pair), one of "
            "them departing by message or silently; no token",
            lambda: rings(range(2, 3), range(2, 3), range(1, 2), tokens="off",
                          departures=("message", "silent"),
                          quick=lambda sc: _same_two(sc["workload"]["clients"])),
-           max_states=60_000),
+           shape=shape, max_states=60_000),
     Family("datta_ring", "three",
            "ring of 3 resources; 1-3 clients asking once for an ordered pair; no token",
            lambda: rings(range(3, 4), range(1, 4), range(1, 2), sizes=(2,), tokens="off",
                          quick=lambda sc: len(sc["workload"]["clients"]) == 1),
-           max_states=100_000),
+           shape=shape, max_states=100_000),
     Family("datta_ring", "four",
            "ring of 4 resources; 1-2 clients asking once for an ordered pair; no token",
            lambda: rings(range(4, 5), range(1, 3), range(1, 2), sizes=(2,), tokens="off",
                          quick=lambda sc: len(sc["workload"]["clients"]) == 1),
-           max_states=100_000),
+           shape=shape, max_states=100_000),
+    Family("datta_ring", "beyond",
+           "just beyond repeat and three: ring of 3 resources; 1-2 clients asking 1-2 times "
+           "(every sequence of one resource or an ordered pair); token absent or created at "
+           "each resource; no departure, or one client departing by message or silently",
+           lambda: rings(range(3, 4), range(1, 3), range(1, 3), tokens="all",
+                         departures=("message", "silent")),
+           shape=shape, max_states=200_000, ci=False),
     Family("datta_ring", "issue",
            "the issue's family: rings of 2-4 resources; 1-3 clients, each asking 1-3 times for "
            "the same one resource or ordered pair; token absent or created at each resource; "
            "with no departure, or one client departing by message or silently (cluster-sized)",
            lambda: rings(range(2, 5), range(1, 4), range(1, 4), tokens="all",
                          departures=("message", "silent"), same=True),
-           max_states=200_000, ci=False),
+           shape=shape, max_states=200_000, ci=False),
 ]

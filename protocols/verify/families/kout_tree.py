@@ -128,33 +128,41 @@ def _instance(ts: str, children: dict[str, list[str]], pids: list[str], ell: int
     return Instance(name, sc, bool(quick and quick(len(pids), ell, k, work, seed)))
 
 
+def shape(sc: dict[str, Any]) -> str:
+    """An instance's class for ``verify --sample``: processes, ℓ, k and the most requests one
+    process makes (the tree's shape and the Need values vary inside a class)."""
+    w = sc["workload"]
+    return (f"n{len(w)} ℓ={sc['params']['ell']} k={sc['params']['k']} "
+            f"asks<={max(len(r) for r in w.values())}")
+
+
 FAMILIES = [
     Family("kout_tree", "small",
            "every rooted tree of 2-3 processes; ℓ ≤ 2, k ≤ ℓ; each process requests once "
            "(Need 1..k); clean start; timeout 1, TimeOut explored while < 2 ctrl in flight",
            lambda: trees(range(2, 4), range(1, 3), range(1, 2),
                          quick=lambda n, ell, k, w, s: n == 2 and ell == 1),
-           max_states=50_000, worst="waiting_time"),
+           shape=shape, max_states=50_000, worst="waiting_time"),
     Family("kout_tree", "small-quiet",
            "the instances of small with no duplicate controller: TimeOut explored only while no "
            "ctrl is in flight (congestion 1), i.e. never from these fault-free clean starts - "
            "the timeout outlasts every controller round trip",
            lambda: trees(range(2, 4), range(1, 3), range(1, 2), clock=QUIET,
                          quick=lambda n, ell, k, w, s: n == 2 and ell == 1),
-           max_states=50_000, worst="waiting_time"),
+           shape=shape, max_states=50_000, worst="waiting_time"),
     Family("kout_tree", "issue",
            "the issue's family: every rooted tree of 2-5 processes; ℓ ≤ 3, k ≤ ℓ; each process "
            "requests 1-2 times (Need 1..k each); clean start; timeout 1, TimeOut explored while "
            "< 2 ctrl in flight (cluster-sized: 1,501,188 instances)",
            lambda: trees(range(2, 6), range(1, 4), range(1, 3)),
-           max_states=200_000, worst="waiting_time", ci=False),
+           shape=shape, max_states=200_000, worst="waiting_time", ci=False),
     Family("kout_tree", "chaos",
            "every rooted tree of 2-3 processes; ℓ ≤ 2, k ≤ ℓ; each process requests once; "
            "arbitrary starts: chaos seeds 0-9; timeout 1, TimeOut explored while < 2 ctrl in "
            "flight; random runs add drop / duplicate / corrupt faults",
            lambda: trees(range(2, 4), range(1, 3), range(1, 2), clean=False, chaos_seeds=10,
                          quick=lambda n, ell, k, w, s: n == 2 and ell == 1 and s < 2),
-           max_states=50_000, faults={"drop": True, "duplicate": True, "corrupt": True,
+           shape=shape, max_states=50_000, faults={"drop": True, "duplicate": True, "corrupt": True,
                                       "rate": 0.02},
            judge_faults="stabilise"),
 ]
