@@ -84,10 +84,12 @@ def check_drawn(page: Any, scenario_id: str, variant: str | None = None) -> dict
     return s
 
 
-@pytest.mark.parametrize("sid", SCENARIOS)
-def test_scenario_steps_delivers_goes_back_and_scrubs(page: Any, live_server: str, sid: str,
-                                                      screenshots: Path) -> None:
-    s = open_viewer(page, live_server, f"/sim/{sid}")
+def steps_delivers_goes_back_and_scrubs(page: Any, sid: str, screenshots: Path) -> None:
+    """On the viewer already open on ``sid``: → takes a step, a click on an in-flight message
+    delivers it, ← goes back to the same state, the timeline scrubs to 0 and End. Every
+    gallery scenario goes through it on the page test_browser_lesson's figure-moment test
+    has open (one page load per scenario for both)."""
+    s = state(page)
     check_drawn(page, sid)
     if not s["enabled"]:                       # opened at a dead end: start from the beginning
         page.keyboard.press("Home")

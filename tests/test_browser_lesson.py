@@ -13,7 +13,7 @@ import pytest
 
 from protocols.scenario import gallery
 
-from .test_browser import open_viewer, state, wait_step
+from .test_browser import open_viewer, state, steps_delivers_goes_back_and_scrubs, wait_step
 
 pytestmark = pytest.mark.browser
 
@@ -123,7 +123,8 @@ PHONE_NOT_YET = {"coterie-example4", "kout-chaos", "kout-random",
 def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str, sid: str,
                                                      screenshots: Path) -> None:
     """At its figure moment (then five steps spread over the run: no label on another), with
-    its bookmarks drawn and working; then on the projector in present mode and on a phone."""
+    its bookmarks drawn and working; stepped, delivered, stepped back and scrubbed by hand;
+    then on the projector in present mode and on a phone."""
     sc = gallery()[sid]
     out = screenshots / "lesson"
     out.mkdir(exist_ok=True)
@@ -145,6 +146,9 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
     if other is not None:
         page.click(f'#bookmarks .moment[data-step="{other}"]')
         wait_step(page, other)
+    # by hand on the projector's 1280 x 720: step, deliver a message by a click, back, scrub
+    page.set_viewport_size({"width": 1280, "height": 720})
+    steps_delivers_goes_back_and_scrubs(page, sid, screenshots)
     # the projector in present mode, and a phone
     page.set_viewport_size({"width": 1920, "height": 1080})
     open_viewer(page, live_server, f"/sim/{sid}?present=1")
