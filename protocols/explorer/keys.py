@@ -188,12 +188,7 @@ class Keyer:
             if self._parts is not None and not self.group:
                 # by parts, numbering the state's process states and contents first (the
                 # forget audit keys every successor it compares this way)
-                if nums is None:
-                    number = self._number
-                    nums = [number.setdefault(p, len(number)) for p in st.procs]
-                if cnums is None:
-                    cn = self._content_number
-                    cnums = [cn(m[1:]) for m in st.messages]
+                nums, cnums = self._numbers(st, nums, cnums)
                 return self._forgotten_key(st.procs, st.messages, nums, cnums, st.crashed,
                                            st.cs, st.waiting)
             st = self.forgotten(st)
@@ -202,13 +197,20 @@ class Keyer:
             base = plain_key(st, self.fifo)
             return frozenset([base, *(plain_key(self.rename(st, m), self.fifo)
                                       for m in self.group)])
+        nums, cnums = self._numbers(st, nums, cnums)
+        return self.encode(nums, cnums, st)
+
+    def _numbers(self, st: State, nums: Sequence[int] | None,
+                 cnums: Sequence[int] | None) -> tuple[Sequence[int], Sequence[int]]:
+        """The numbers of ``st``'s process states and message contents, where the caller did
+        not already know them."""
         if nums is None:
             number = self._number
             nums = [number.setdefault(p, len(number)) for p in st.procs]
         if cnums is None:
             cn = self._content_number
             cnums = [cn(m[1:]) for m in st.messages]
-        return self.encode(nums, cnums, st)
+        return nums, cnums
 
     def key_of(self, out: Any) -> Key:
         """``key`` of a fast-path successor (``Transitions.step_fast``'s ``Outcome``): without
@@ -270,16 +272,8 @@ class Keyer:
                 fc = [fm[cn] for cn in cnums]
             except KeyError:
                 fc = self._erase_contents(c, msgs, cnums)
-            if len(fc) > 1:
-                if self.fifo:
-                    fc.sort(key=self._chan_of.__getitem__)
-                else:
-                    fc.sort()
-            vals += fc
-        if crashed or cs or waiting:
-            vals.append(self._extra_number(crashed, cs, waiting))
-        else:
-            vals.append(0)
+            vals += self._in_key_order(fc) if len(fc) > 1 else fc
+        vals.append(self._extra_number(crashed, cs, waiting) if crashed or cs or waiting else 0)
         return _bytes(vals)
 
     def _proc_part(self, i: int, n: int, state: Any) -> int:
@@ -369,19 +363,16 @@ class Keyer:
     def encode_parts(self, nums: Sequence[int], cnums: Sequence[int], crashed: frozenset,
                      cs: tuple, waiting: tuple) -> bytes:
         """``encode`` from a state's parts."""
-        if len(cnums) > 1:
-            if self.fifo:
-                msgs = sorted(cnums, key=self._chan_of.__getitem__)
-            else:
-                msgs = sorted(cnums)
-            vals = [*nums, *msgs]
-        else:
-            vals = [*nums, *cnums]
-        if crashed or cs or waiting:
-            vals.append(self._extra_number(crashed, cs, waiting))
-        else:
-            vals.append(0)
+        vals = [*nums, *(self._in_key_order(cnums) if len(cnums) > 1 else cnums)]
+        vals.append(self._extra_number(crashed, cs, waiting) if crashed or cs or waiting else 0)
         return _bytes(vals)
+
+    def _in_key_order(self, cnums: Sequence[int]) -> list[int]:
+        """Content numbers in the key's order: by channel under FIFO (a channel's messages keep
+        their order), else by number (in-flight messages are a set)."""
+        if self.fifo:
+            return sorted(cnums, key=self._chan_of.__getitem__)
+        return sorted(cnums)
 
     def _extra_number(self, crashed: frozenset, cs: tuple, waiting: tuple) -> int:
         """The number of (crashed, cs, waiting pids)."""
