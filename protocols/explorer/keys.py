@@ -149,6 +149,9 @@ class Keyer:
         self._chan_of: list[int] = contents.channel_of
         # crashed / cs / waiting together, by number (almost always all empty: number 0)
         self._extra: dict[tuple, int] = {(frozenset(), (), ()): 0}
+        # the last (crashed, cs, waiting) numbered and its number: a state's successors mostly
+        # share its very cs and waiting tuples, so most lookups end at three ``is`` tests
+        self._last_extra: tuple = (None, None, None, 0)
 
     @property
     def size(self) -> int:
@@ -376,10 +379,14 @@ class Keyer:
 
     def _extra_number(self, crashed: frozenset, cs: tuple, waiting: tuple) -> int:
         """The number of (crashed, cs, waiting pids)."""
+        last = self._last_extra
+        if last[2] is waiting and last[1] is cs and last[0] is crashed:
+            return last[3]
         ex = (crashed, cs, tuple([w[0] for w in waiting]))
         e = self._extra.get(ex)
         if e is None:
             e = self._extra[ex] = len(self._extra)
+        self._last_extra = (crashed, cs, waiting, e)
         return e
 
 
