@@ -427,6 +427,9 @@ class Keyer:
 
     def _extra_number(self, crashed: frozenset, cs: tuple, waiting: tuple) -> int:
         """The number of (crashed, cs, waiting pids)."""
+        last = self._last_extra
+        if last[2] is waiting and last[1] is cs and last[0] is crashed:
+            return last[3]
         ex = (crashed, cs, tuple([w[0] for w in waiting]))
         e = self._extra.get(ex)
         if e is None:
