@@ -305,6 +305,21 @@ def _inline_lambda(code: Any, names: Sequence[str]) -> str | None:
     return f"({ast.unparse(body)})"
 
 
+_CODE: dict[str, Any] = {}      # generated source text -> its code object (``_run``)
+
+
+def _run(src: str, env: dict[str, Any]) -> None:
+    """``exec(src, env)`` with each distinct text compiled once: every config's plans
+    generate the same few texts (``check`` builds two configs, its search's and its replay's),
+    and compiling was most of building a plan."""
+    code = _CODE.get(src)
+    if code is None:
+        if len(_CODE) >= 1024:
+            _CODE.clear()
+        code = _CODE[src] = compile(src, "<string>", "exec")
+    exec(code, env)
+
+
 def _compile_offer(acts: tuple[tuple, ...]) -> Callable[[Any, str, Any], list]:
     """``acts`` as one function ``(config, pid, state) -> [Action, ...]``: the guards called
     one after the other, each rule's way of making its Action fixed in the code. It gives what
@@ -328,7 +343,7 @@ def _compile_offer(acts: tuple[tuple, ...]) -> Callable[[Any, str, Any], list]:
         else:                               # a label made per call, or a family: as before
             body.append(f"{ind}_each(a{k}, config, pid, state, out, True)")
     body.append("    return out")
-    exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
+    _run("\n".join(body), env)    # our own code from our own table: nothing read from outside
     return env["offer"]
 
 
@@ -362,7 +377,7 @@ def _compile_which(acts: tuple[tuple, ...], config: Any) -> Callable[[str, Any],
         branch(k + 1, bits, ind)
 
     branch(0, 0, "    ")
-    exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
+    _run("\n".join(body), env)    # our own code from our own table: nothing read from outside
     which = env["which"]
     which.rules = len(acts)        # its answers are below 2 ** rules (a core sizes its tables)
 
@@ -395,7 +410,7 @@ def _compile_receive(proto_id: str, kind: str, config: Any,
         body += [f"    if {test}:", f"        return e{k}(ctx, msg)"]
     else:
         body.append("    raise _fail(_what + dst + ' in its current state')")
-    exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
+    _run("\n".join(body), env)    # our own code from our own table: nothing read from outside
     return env["receive"]
 
 
