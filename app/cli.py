@@ -7,6 +7,7 @@ found, 2 bad input (the message goes to stderr).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -186,15 +187,25 @@ def cmd_verify(args: argparse.Namespace) -> int:
     counts = {"ok": 0, "limit": 0, "counterexample": 0}
     t0 = time.perf_counter()
     folder = Path(args.save)
-    for row in verify(fam, variant, scheduler_address=args.scheduler_address,
-                      workers=args.workers, **kw):
-        counts[row["result"]] += 1
-        if row["result"] == "counterexample":
-            row["file"] = str(report.save_counterexample(row, row.pop("scenario"), folder,
-                                                         fam.faults))
-        rows.append(row)
-        if show:
-            report.progress(len(rows), total, counts, sys.stderr)
+    try:
+        log = open(args.rows, "a", encoding="utf-8") if args.rows else None
+    except OSError as exc:
+        raise ScenarioError(f"verify: cannot write --rows {args.rows!r}: {exc.strerror}") from None
+    with log or contextlib.nullcontext():
+        for row in verify(fam, variant, scheduler_address=args.scheduler_address,
+                          workers=args.workers, **kw):
+            counts[row["result"]] += 1
+            if row["result"] == "counterexample":
+                row["file"] = str(report.save_counterexample(row, row.pop("scenario"), folder,
+                                                             fam.faults))
+            rows.append(row)
+            if log is not None:
+                log.write(json.dumps({"protocol": fam.protocol, "family": fam.name,
+                                      "variant": variant, **_lean(row)},
+                                     ensure_ascii=False) + "\n")
+                log.flush()
+            if show:
+                report.progress(len(rows), total, counts, sys.stderr)
     if show:
         sys.stderr.write("\n")
     where = (f"dask {args.scheduler_address}" if args.scheduler_address
@@ -369,6 +380,9 @@ def _verify_parsers(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--progress", action="store_true", help="progress bar even when not a tty")
     f.add_argument("--no-progress", action="store_true")
     f.add_argument("--json", action="store_true")
+    f.add_argument("--rows", metavar="FILE", help="append each instance's row to FILE as one "
+                   "JSON line the moment it is done, so a run stopped part-way keeps the rows "
+                   "it finished (--json prints only at the end)")
     f.set_defaults(func=cmd_verify)
 
     w = sub.add_parser("sweep", help="metric distributions of a scenario over many seeds")

@@ -18,6 +18,10 @@ come from the same run under the same load.
    The token ring's own handlers and guards alone, with a context that does nothing (no
    kernel), on the same mix of events: the floor any kernel around this protocol code has.
 2. Time per event at 100 and at 1,000 processes (an idle process must cost nothing per step).
+   The ratio is the median of ``--pairs`` paired ratios: n = 100 and n = 1,000 measured back
+   to back (order alternated), so that both sides of each ratio see the same load; a ratio of
+   two best-of-3 figures taken a second apart moves by ±0.3 on a loaded 2-core machine. The
+   kernel / SimPy ratio is likewise the median of back-to-back pairs (``--pairs`` per repeat).
 3. ``goto(k)`` at k = 100,000 on the ``Simulator``: restore the nearest snapshot and replay
    (CPU time too).
 """
@@ -167,20 +171,48 @@ def goto_time(k: int) -> float:
     return (time.process_time() - t) * 1000
 
 
-def measure(events: int, repeat: int) -> dict[str, float]:
-    """Every row once per repeat, best of the repeats."""
+def paired_ratios(events: int, pairs: int) -> tuple[list[float], list[float], list[float]]:
+    """µs per event at n = 100 and n = 1,000, measured back to back ``pairs`` times with the
+    order alternated, and each pair's ratio n = 1,000 / n = 100."""
+    us100: list[float] = []
+    us1000: list[float] = []
+    for i in range(pairs):
+        got = {n: 1e6 / ours(n, events) for n in ((100, 1000) if i % 2 == 0 else (1000, 100))}
+        us100.append(got[100])
+        us1000.append(got[1000])
+    return us100, us1000, [b / a for a, b in zip(us100, us1000, strict=True)]
+
+
+def measure(events: int, repeat: int, pairs: int = 5) -> dict:
+    """Every row once per repeat, best of the repeats; the kernel and SimPy as ``pairs``
+    back-to-back pairs per repeat (order alternated; ``vs_simpy`` holds each pair's ratio),
+    the per-event rows likewise (``ratios``)."""
     rows: dict[str, list[float]] = {"kernel": [], "timeline": [], "simpy": [], "protocol": [],
                                     "us100": [], "us1000": [], "goto": []}
+    ratios: list[float] = []
+    vs_simpy: list[float] = []
     for _ in range(repeat):
-        rows["kernel"].append(ours(100, events))
+        for i in range(pairs):
+            got = {}
+            for who in (("kernel", "simpy") if i % 2 == 0 else ("simpy", "kernel")):
+                got[who] = ours(100, events) if who == "kernel" else simpy_ring(100, events)
+                rows[who].append(got[who])
+            vs_simpy.append(got["kernel"] / got["simpy"])
         rows["timeline"].append(ours(100, events, headless=False))
-        rows["simpy"].append(simpy_ring(100, events))
         rows["protocol"].append(protocol_only(events))
-        rows["us100"].append(1e6 / ours(100, events // 2))
-        rows["us1000"].append(1e6 / ours(1000, events // 2))
+        a, b, r = paired_ratios(events // 2, pairs)
+        rows["us100"] += a
+        rows["us1000"] += b
+        ratios += r
     rows["goto"].append(goto_time(100_000))
-    best = {k: (max(v) if k in FASTEST else min(v)) for k, v in rows.items()}
+    best: dict = {k: (max(v) if k in FASTEST else min(v)) for k, v in rows.items()}
+    best["ratios"], best["vs_simpy"] = ratios, vs_simpy
     return best
+
+
+def _median(xs: list[float]) -> float:
+    s = sorted(xs)
+    return (s[(len(s) - 1) // 2] + s[len(s) // 2]) / 2
 
 
 def show(name: str, b: dict[str, float], events: int) -> None:
@@ -189,11 +221,17 @@ def show(name: str, b: dict[str, float], events: int) -> None:
     print(f"  Simulator (core + timeline)       : {b['timeline']:10.0f} events/s, "
           f"{b['timeline'] / b['simpy']:.2f}x SimPy")
     print(f"  SimPy                             : {b['simpy']:10.0f} events/s")
-    print(f"  ratio kernel/SimPy: {b['kernel'] / b['simpy']:.2f}x")
+    v = b["vs_simpy"]
+    print(f"  ratio kernel/SimPy: median {_median(v):.2f}x of {len(v)} back-to-back pairs "
+          f"(range {min(v):.2f}-{max(v):.2f}x; best/best {b['kernel'] / b['simpy']:.2f}x)")
     print(f"  the protocol's own code alone (no kernel): {b['protocol']:10.0f} events/s, "
           f"{b['protocol'] / b['simpy']:.2f}x SimPy")
-    print(f"  time per event at n=100: {b['us100']:.2f} us, n=1000: {b['us1000']:.2f} us, "
-          f"ratio {b['us1000'] / b['us100']:.2f}x (goal < 1.3x)")
+    r = b["ratios"]
+    print(f"  time per event at n=100: {b['us100']:.2f} us, n=1000: {b['us1000']:.2f} us "
+          f"(best of {len(r)} each)")
+    print(f"  per-event ratio n=1000 / n=100: median {_median(r):.2f}x of {len(r)} paired "
+          f"samples (range {min(r):.2f}-{max(r):.2f}x; best/best {b['us1000'] / b['us100']:.2f}x)"
+          f" (goal < 1.3x)")
     print(f"  goto(100000): {b['goto']:.1f} ms (goal < 50 ms)")
 
 
@@ -201,10 +239,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--pairs", type=int, default=5,
+                    help="paired n=100 / n=1000 samples per repeat for the per-event ratio")
     ap.add_argument("--baseline", default=None, help="checkout of an older commit to compare")
     args = ap.parse_args()
     if args.baseline is None:
-        show("this checkout", measure(args.events, args.repeat), args.events)
+        show("this checkout", measure(args.events, args.repeat, args.pairs), args.events)
         return
     script = Path(args.baseline) / "benchmarks" / "kernel.py"
     here = Path(__file__).resolve()
@@ -212,12 +252,16 @@ def main() -> None:
     base: list[dict[str, float]] = []
     for _ in range(args.repeat):          # interleaved: both see the same load
         for out, path in ((base, script), (mine, here)):
-            res = subprocess.run([sys.executable, str(_shim(path)), str(args.events)],
+            res = subprocess.run([sys.executable, str(_shim(path)), str(args.events),
+                                  str(args.pairs)],
                                  capture_output=True, text=True, check=True)
             out.append(json.loads(res.stdout.strip().splitlines()[-1]))
     for name, runs in (("baseline " + args.baseline, base), ("this checkout", mine)):
         best = {k: (max(r[k] for r in runs) if k in FASTEST
-                    else min(r[k] for r in runs)) for k in runs[0]}
+                    else min(r[k] for r in runs)) for k in runs[0]
+                if k not in ("ratios", "vs_simpy")}
+        for k in ("ratios", "vs_simpy"):
+            best[k] = [x for r in runs for x in r[k]]
         show(name, best, args.events)
 
 
@@ -231,7 +275,7 @@ def _shim(script: Path) -> Path:
         f"sys.path.insert(0, {str(root)!r})")
     code = code.replace('if __name__ == "__main__":\n    main()',
                         'if __name__ == "__main__":\n'
-                        '    print(json.dumps(measure(int(sys.argv[1]), 1)))')
+                        '    print(json.dumps(measure(int(sys.argv[1]), 1, int(sys.argv[2]))))')
     tmp = Path(tempfile.gettempdir()) / f"kernel_bench_{abs(hash(str(root)))}.py"
     tmp.write_text(code)
     return tmp

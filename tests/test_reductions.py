@@ -197,3 +197,31 @@ def test_forget_in_parts_merges_exactly_what_the_whole_state_forget_merges(reque
            for p in (Coterie(), WholeForget())]
     assert [(r["result"], r["states"], r["transitions"], r["depth"]) for r in out][0] == \
         [(r["result"], r["states"], r["transitions"], r["depth"]) for r in out][1]
+
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_coterie_context_reads_the_messages_only_where_it_says_so(seed):
+    """``context_reads_contents`` lets the explorer look a context up without the messages'
+    stamp times; on random walks through Fig. 1 (past the point where every request is made),
+    wherever it says the times are not read, the context is the same with and without them."""
+    import random
+
+    from protocols.coterie import forget as fg
+    sc = coterie(FIG1, {"a": [1, 1], "b": [1, 2], "c": [1]})
+    sim = Simulator(Coterie(), sc, "full")
+    cfg, rng, skipped = sim.config, random.Random(seed), 0
+    for _ in range(120):
+        parts = [fg.context_proc(cfg, u, s) for u, s in zip(sim.pids, sim.procs, strict=True)]
+        times = frozenset(t for m in sim.inflight.values()
+                          if (t := fg.context_content(cfg, m[1:])) is not None)
+        whole = fg.context(cfg, sim.pids, sim.procs, tuple(sim.inflight.values()))
+        assert fg.context_of(cfg, sim.pids, parts, times) == whole
+        if not fg.context_reads_contents(cfg, sim.pids, parts):
+            skipped += 1
+            assert fg.context_of(cfg, sim.pids, parts, frozenset()) == whole
+        evs = sorted(sim.enabled(), key=lambda e: e.id)
+        if not evs:
+            break
+        sim.step(rng.choice(evs).id)
+    assert skipped

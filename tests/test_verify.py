@@ -240,6 +240,35 @@ def test_cli_verify_runs_a_slice_of_a_family(capsys):
     assert "--skip" in capsys.readouterr().err
 
 
+def test_rows_are_written_as_they_arrive_and_survive_a_stopped_run(tmp_path, capsys,
+                                                                    monkeypatch):
+    import protocols.verify as pv
+    real = pv.verify
+
+    def stops_after_one(*args, **kw):             # a run killed after its first instance
+        gen = real(*args, **kw)
+        yield next(gen)
+        raise KeyboardInterrupt
+    log = tmp_path / "rows.jsonl"
+    monkeypatch.setattr(pv, "verify", stops_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        main(["verify", "coterie", "--family", "small", "--skip", "5", "--seeds", "0",
+              "--max-states", "2000", "--workers", "1", "--rows", str(log)])
+    kept = [json.loads(ln) for ln in log.read_text().splitlines()]
+    assert [(r["index"], r["result"], r["family"], r["variant"]) for r in kept] == [
+        (5, "ok", "small", "full")]
+    assert "schedule" not in kept[0]["explorer"]
+    monkeypatch.setattr(pv, "verify", real)       # a second run appends, nothing is lost
+    assert main(["verify", "coterie", "--family", "small", "--skip", "5", "--seeds", "0",
+                 "--max-states", "2000", "--rows", str(log), "--json"]) == 0
+    capsys.readouterr()
+    again = [json.loads(ln)["index"] for ln in log.read_text().splitlines()]
+    assert again[0] == 5 and sorted(again[1:]) == [5, 6]    # in the order the workers finish
+    assert main(["verify", "coterie", "--family", "small", "--first", "1",
+                 "--rows", str(tmp_path / "no" / "such" / "dir.jsonl")]) == 2
+    assert "--rows" in capsys.readouterr().err
+
+
 def test_sample_takes_every_shape_class_and_the_same_indices_for_the_same_seed():
     fam = fams.get("datta_ring", "repeat")
     every = fams.instances(fam)

@@ -84,6 +84,13 @@ def _time(kind: str, body) -> int | None:
     return None if t is None else t[0]
 
 
+def context_reads_contents(cfg: Config, pids: Sequence[str], parts: Sequence[tuple]) -> bool:
+    """Whether ``context_of`` reads the messages' times, given the processes' parts: only once
+    every request has been made (the ranks); before that the context is the processes' alone,
+    and the explorer looks it up without going through the messages."""
+    return all(p[0] for p in parts)
+
+
 def context_of(cfg: Config, pids: Sequence[str], parts: Sequence[tuple],
                times: frozenset[int]) -> tuple:
     """``context`` from each process's ``context_proc`` and the set of the times the messages'

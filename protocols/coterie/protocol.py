@@ -307,7 +307,7 @@ class Coterie(RuleProtocol):
     # and the context itself from parts: each process state's and message content's part
     # worked out once, the ranks combined from them.
     forget_context_parts = (forgetting.context_proc, forgetting.context_content,
-                            forgetting.context_of)
+                            forgetting.context_of, forgetting.context_reads_contents)
     # The erasure touches Lamport times only; violations() reads critical sections, phases,
     # quorums and whose copies are held (the explorer's audit checks it on sampled states).
     forget_keeps_violations = True

@@ -9,12 +9,11 @@ is: these rules do the same, and ``prose.py`` narrows them (erratum D20).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from ..kernel import ENV, Ctx, Message
 from ..kernel.rules import receive, rule
-from .state import CLIENT, Client, Config
+from .state import CLIENT, Client, Config, set_
 
 
 def _request_waits(cfg: Config, c: str, s: Client) -> str:
@@ -43,7 +42,7 @@ class Algorithm1:
         s = ctx.get(c)
         rq = ctx.config.requests[c][s.next]
         D = (rq[0], rq[1] if len(rq) == 2 else None)
-        ctx.put(c, replace(s, D=D, phase="waiting", next=s.next + 1))
+        ctx.put(c, set_(s, D=D, phase="waiting", next=s.next + 1))
         ctx.request(c)
         if D[1] is not None:
             ctx.send(c, D[1], "NewRequest", (c, 2, D[0]) + tag)
@@ -65,7 +64,7 @@ class Algorithm1:
             ctx.violation(f"{c} enters its critical section on a resAllowed that answers no "
                           f"pending request ({'D = ⊥' if s.phase == 'idle' else 'Done sent'}"
                           "): line 13 checks nothing")
-        ctx.put(c, replace(s, phase="cs"))
+        ctx.put(c, set_(s, phase="cs"))
         ctx.enter_cs(c, tuple(r for r in s.D if r is not None))
         ctx.say(f"{c} receives resAllowed from {msg.src} and enters its critical section on "
                 f"{' and '.join(r for r in s.D if r)}", c, "1", (13, 14))
@@ -92,10 +91,10 @@ class Algorithm1:
         """Done to D[2] for a two-resource request, else to D[1]."""
         s = ctx.get(c)
         ctx.exit_cs(c)
-        ctx.put(c, replace(s, phase="finishing"))
+        ctx.put(c, set_(s, phase="finishing"))
         to = s.D[1] if s.D[1] is not None else s.D[0]
         if to is None:      # after a resAllowed with D = ⊥ (line 13): line 18's D[1] is ⊥
-            ctx.put(c, replace(s, phase="idle"))
+            ctx.put(c, set_(s, phase="idle"))
             ctx.say(f"{c} leaves its critical section; D = ⊥, so the Done of line 18 goes "
                     "nowhere", c, "1", (15, 19))
             return
@@ -110,7 +109,7 @@ class Algorithm1:
         client forgets the request still queued at its resources."""
         c = msg.dst
         s = ctx.get(c)
-        ctx.put(c, replace(s, D=(None, None), phase="idle"))
+        ctx.put(c, set_(s, D=(None, None), phase="idle"))
         if s.phase == "waiting":
             ctx.cancel(c)
             ctx.say(f"{c} receives EndACK while it waits: D ← ⊥, its pending request is "

@@ -12,7 +12,6 @@ clears WeakReady only with the head; ``prose.py`` forgets the client's own readi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from ..kernel import ENV, Ctx, Message
 from ..kernel.rules import receive, rule
@@ -44,7 +43,7 @@ class Departures:
         silent one tells nobody, and the perfect participant detector eventually notifies each
         resource that may hold its requests (modelled as a message from the detector)."""
         s = ctx.get(c)
-        ctx.put(c, replace(s, phase="gone"))
+        ctx.put(c, set_(s, phase="gone"))
         ctx.cancel(c)
         silent = ctx.config.leaves[c] == "silent"
         for r in (x for x in s.D if x is not None):

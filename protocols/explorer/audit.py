@@ -21,10 +21,20 @@ from .keys import Keyer
 
 
 class ForgetAudit:
-    """Called by the search with each new state; checks one in ``every``."""
+    """Called by the search with each new state; checks one in ``every``.
 
-    def __init__(self, fresh: Callable[[], Simulator], keyer: Keyer, every: int = 50) -> None:
-        self.ts = Transitions(fresh())
+    ``ts``: the search's own ``Transitions``. Where it memoises (``Transitions.memo``), the
+    successors compared go through its recorded local effects (``step_fast``) instead of the
+    lean simulator: a replayed effect is the one the handler had on that very process state and
+    event, so the comparison is the same, at a fraction of the cost (most of the audited
+    states' successors are replays; the erased process states get numbers and their actions
+    through ``Transitions.state_numbers``). Without it (or without the memo) the audit steps a
+    ``Transitions`` of its own."""
+
+    def __init__(self, fresh: Callable[[], Simulator], keyer: Keyer, every: int = 50,
+                 ts: Transitions | None = None) -> None:
+        self.memo = ts is not None and ts.memo
+        self.ts = ts if self.memo else Transitions(fresh())
         self.keyer = keyer
         self.every = every
         self.seen = 0
@@ -39,22 +49,30 @@ class ForgetAudit:
             return
         self.checked += 1
         protocol = self.keyer.protocol
-        if getattr(protocol, "forget_keeps_violations", False):
-            ts = self.ts
-            ts.load(st)
-            bad = ts.violations()
-            ts.load(other)
-            if bad != ts.violations():
-                raise ScenarioError(
-                    f"{protocol.id}.forget_keeps_violations is wrong: the state after "
-                    f"{' '.join(schedule()) or 'step 0'} and its forgotten version are judged "
-                    "differently")
-            ts.forget()
-        if self._futures(st) != self._futures(other):
+        judge = bool(getattr(protocol, "forget_keeps_violations", False))
+        if self.memo:
+            bad, mine = self._futures_fast(st, judge)
+            bad_other, theirs = self._futures_fast(other, judge)
+        else:
+            bad, bad_other = (self._violations(st), self._violations(other)) if judge else \
+                ((), ())
+            mine, theirs = self._futures(st), self._futures(other)
+        if bad != bad_other:
+            raise ScenarioError(
+                f"{protocol.id}.forget_keeps_violations is wrong: the state after "
+                f"{' '.join(schedule()) or 'step 0'} and its forgotten version are judged "
+                "differently")
+        if mine != theirs:
             raise ScenarioError(
                 f"{self.keyer.protocol.id}.forget erased a value a later step reads: the state "
                 f"after {' '.join(schedule()) or 'step 0'} and its forgotten version have "
                 "different successors")
+
+    def _violations(self, st: State) -> tuple[str, ...]:
+        self.ts.load(st)
+        bad = self.ts.violations()
+        self.ts.forget()
+        return bad
 
     def _futures(self, st: State) -> Counter:
         out: Counter = Counter()
@@ -63,3 +81,18 @@ class ForgetAudit:
                  o.unfinished)] += 1
         self.ts.forget()
         return out
+
+    def _futures_fast(self, st: State, judge: bool) -> tuple[tuple[str, ...], Counter]:
+        """(the violations of ``st`` if ``judge``, ``_futures(st)``) on the search's memo."""
+        ts = self.ts
+        nums, cnums = ts.state_numbers(st)
+        ts.load_nums(st, nums)
+        unf = ts.unfinished()
+        bad = ts.violations() if judge else ()
+        key_of = self.keyer.key_of
+        out: Counter = Counter()
+        for ev in ts.events_at(st, nums, cnums):
+            o = ts.step_fast(st, nums, cnums, unf, ev)
+            out[(ev.kind, ev.pid, key_of(o), bool(ts.judge(o)), o.entered_cs,
+                 o.unfinished)] += 1
+        return bad, out

@@ -108,7 +108,7 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
                             progress_every=progress_every, should_stop=should_stop,
                             max_seconds=max_seconds, max_cpu_seconds=max_cpu_seconds,
                             expansion=reducer, events=allowed, can_finish=finish,
-                            audit=ForgetAudit(fresh, keyer) if keyer.forgets else None)
+                            audit=ForgetAudit(fresh, keyer, ts=ts) if keyer.forgets else None)
     search = Search(ts, options, keyer.key)
     try:
         stop = search.run()

@@ -33,8 +33,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..kernel import Event, Outcome, Simulator, State, Transitions
-from .driver import is_fair_demand, label
+from ..kernel import FAULT, Event, Outcome, Simulator, State, Transitions
+from .driver import label
 from .keys import Key, Keyer
 
 # Fast-path frontier entries kept unpacked (see ``Search.run``): a bound on the extra memory
@@ -385,6 +385,7 @@ class Search:
         next_report = self.progress_every
         next_poll = 4 * self.progress_every
         keep = self.keep_edges
+        g_succ, g_codes = g.succ, g.codes
         seen = self.seen
         owner = getattr(self.key, "__self__", None)
         # Successors already stored are recognised from numbers alone (``successor_key``)
@@ -448,7 +449,8 @@ class Search:
                                         n = labels[lab] = len(labels)
                                     ident_no[ident] = n
                                 succ.append(j)
-                                codes.append(n * 4 + 2 * is_fair_demand(ev))
+                                codes.append(n * 4 + (2 if ev.progress and ev.kind != FAULT
+                                                      else 0))   # is_fair_demand, inline
                             continue
                 out, k, j, stuck, goal = res or self.successor(st, st_key, ev, known, pre)
                 if j is None:          # judged before this expansion added states: look again
@@ -486,10 +488,20 @@ class Search:
                         if ident is not None:
                             ident_no[ident] = n
                     succ.append(j)
-                    codes.append(n * 4 + 2 * is_fair_demand(ev) + out.entered_cs)
+                    codes.append(n * 4 + (2 if ev.progress and ev.kind != FAULT else 0)
+                                 + out.entered_cs)
             if keep:
-                g.succ[i] = succ
-                g.codes[i] = codes
+                if i == len(g_succ.start) == len(g_codes.start):
+                    # ``Adjacency.__setitem__``'s usual case (nodes in order), inline
+                    for adj, vals in ((g_succ, succ), (g_codes, codes)):
+                        flat = adj.flat
+                        adj.start.append(len(flat))
+                        flat.extend(vals)
+                        adj.end.append(len(flat))
+                        adj.count += 1
+                else:
+                    g_succ[i] = succ
+                    g_codes[i] = codes
             if len(g.parent) >= next_report:
                 next_report += self.progress_every
                 self._report(len(queue))

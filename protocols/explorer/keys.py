@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections.abc import Callable, Hashable, Sequence
+from operator import getitem
 from typing import Any
 
 from ..kernel import Protocol, State
@@ -112,17 +113,28 @@ class Keyer:
         # the OR of the contents' bits) the context's number.
         cparts = getattr(protocol, "forget_context_parts", None) if self._parts else None
         self._cparts = tuple(cparts) if cparts else None
-        self._ppart: dict[int, int] = {}
+        # (optional fourth member) whether ``combine`` reads the content parts at all, given
+        # the process parts: where it does not, the context is looked up by the process parts
+        # alone, without the messages' bits
+        self._reads = self._cparts[3] if self._cparts and len(self._cparts) > 3 else None
+        k = len(self.pids)
+        self._ppart: list[dict[int, int]] = [{} for _ in range(k)]     # per process index
         self._ppart_no: dict[Any, int] = {}
         self._ppart_of: list[Any] = []
         self._cbit: dict[int, int] = {}
         self._cpart_no: dict[Any, int] = {}
         self._cpart_of: list[Any] = []
+        # the process parts' numbers -> the context's number, or -1 where it reads the
+        # messages' parts; (process parts' numbers, OR of the messages' bits) -> the context's
+        self._ctx_of_procs: dict[tuple, int] = {}
         self._ctx_of_parts: dict[tuple, int] = {}
-        # per context number: erased process states (by ``n * len(pids) + i``: an int key
-        # hashes faster than a tuple) and erased contents (by content number), by number
-        self._fproc: list[dict[int, int]] = []
+        # per context number: erased process states (per process index, by state number) and
+        # erased contents (by content number), by number
+        self._fproc: list[list[dict[int, int]]] = []
         self._fcontent: list[dict[int, int]] = []
+        # the last (crashed, cs, waiting) numbered, by identity: a state's successors mostly
+        # share their parent's tuples (``_extra_number``)
+        self._last_extra: tuple = (None, None, None, 0)
         if classes:
             self._ps = getattr(protocol, "permute_state", None)
             self._pm = getattr(protocol, "permute_message", None)
@@ -149,6 +161,8 @@ class Keyer:
         self._chan_of: list[int] = contents.channel_of
         # crashed / cs / waiting together, by number (almost always all empty: number 0)
         self._extra: dict[tuple, int] = {(frozenset(), (), ()): 0}
+        if self._forget is not None and self._parts is not None and not self.group:
+            self.key_of = self._key_of_forgotten        # type: ignore[method-assign]
 
     @property
     def size(self) -> int:
@@ -218,6 +232,14 @@ class Keyer:
         if self._forget is not None and self._parts is not None and not self.group:
             return self._forgotten_key(out.s_procs, out.s_msgs, out.nums, out.cnums,
                                        out.s_crashed, out.s_cs, out.s_waiting)
+        return self._key_of_other(out)
+
+    def _key_of_forgotten(self, out: Any) -> bytes:
+        """``key_of`` under ``forget_parts`` (bound as ``key_of`` when it applies)."""
+        return self._forgotten_key(out.s_procs, out.s_msgs, out.nums, out.cnums, out.s_crashed,
+                                   out.s_cs, out.s_waiting)
+
+    def _key_of_other(self, out: Any) -> Key:
         if self._forget is not None or self.group:
             return self.key(out.state, nums=out.nums, cnums=out.cnums)
         return self.encode_parts(out.nums, out.cnums, out.s_crashed, out.s_cs, out.s_waiting)
@@ -237,53 +259,67 @@ class Keyer:
             return self.encode_parts(self._erase_procs(c, procs, nums),
                                      self._erase_contents(c, msgs, cnums) if msgs else [],
                                      crashed, cs, waiting)
-        # Hot (coterie: every successor): lookups that are almost always hits, as plain
-        # subscripts; a miss (KeyError) takes the helpers that work the part out.
-        k = len(nums)
-        at = [n * k + i for i, n in enumerate(nums)]
-        pp = self._ppart
+        # Hot (coterie: every successor): lookups that are almost always hits, as ``map`` over
+        # per-process-index dicts (no Python-level loop); a miss (KeyError) takes the helpers
+        # that work the part out.
         try:
-            key = [pp[j] for j in at]
+            pk = tuple(map(getitem, self._ppart, nums))
         except KeyError:
-            key = [pp[j] if j in pp else self._proc_part(i, nums[i], procs[i])
-                   for i, j in enumerate(at)]
-        cb = self._cbit
-        mask = 0
-        try:
-            for cn in cnums:
-                mask |= cb[cn]
-        except KeyError:
-            mask = 0
-            for cn, m in zip(cnums, msgs, strict=True):
-                b = cb.get(cn)
-                mask |= b if b is not None else self._content_bit(cn, m)
-        key.append(mask)
-        c = self._ctx_of_parts.get(tuple(key))
+            pk = tuple([self._proc_part(i, n, procs[i]) for i, n in enumerate(nums)])
+        c = self._ctx_of_procs.get(pk)
         if c is None:
-            c = self._context_of_key(key, mask)
-        fp = self._fproc[c]
+            c = self._context_of_procs(pk)
+        if c < 0:       # the context reads the messages' parts: the OR of their bits
+            cb = self._cbit
+            mask = 0
+            try:
+                for cn in cnums:
+                    mask |= cb[cn]
+            except KeyError:
+                mask = 0
+                for cn, m in zip(cnums, msgs, strict=True):
+                    b = cb.get(cn)
+                    mask |= b if b is not None else self._content_bit(cn, m)
+            c = self._ctx_of_parts.get((pk, mask))
+            if c is None:
+                c = self._context_of_key(pk, mask)
         try:
-            vals = [fp[j] for j in at]
+            vals = list(map(getitem, self._fproc[c], nums))
         except KeyError:
             vals = self._erase_procs(c, procs, nums)
         if cnums:
             fm = self._fcontent[c]
             try:
-                fc = [fm[cn] for cn in cnums]
+                fc = list(map(fm.__getitem__, cnums))
             except KeyError:
                 fc = self._erase_contents(c, msgs, cnums)
-            vals += self._in_key_order(fc) if len(fc) > 1 else fc
-        vals.append(self._extra_number(crashed, cs, waiting) if crashed or cs or waiting else 0)
+            if len(fc) > 1:
+                if self.fifo:
+                    fc.sort(key=self._chan_of.__getitem__)
+                else:
+                    fc.sort()
+            vals += fc
+        if crashed or cs or waiting:
+            last = self._last_extra
+            if waiting is last[2] and cs is last[1] and crashed is last[0]:
+                vals.append(last[3])
+            else:
+                vals.append(self._extra_number(crashed, cs, waiting))
+        else:
+            vals.append(0)
         return _bytes(vals)
 
     def _proc_part(self, i: int, n: int, state: Any) -> int:
         """The number of the context part of process i's state numbered n."""
+        x = self._ppart[i].get(n)
+        if x is not None:
+            return x
         part = self._cparts[0](self.config, self.pids[i], state)
         x = self._ppart_no.get(part)
         if x is None:
             x = self._ppart_no[part] = len(self._ppart_of)
             self._ppart_of.append(part)
-        self._ppart[n * len(self.pids) + i] = x
+        self._ppart[i][n] = x
         return x
 
     def _content_bit(self, cn: int, m: Any) -> int:
@@ -300,29 +336,44 @@ class Keyer:
         self._cbit[cn] = b
         return b
 
-    def _context_of_key(self, key: list[int], mask: int) -> int:
+    def _context_of_procs(self, pk: tuple[int, ...]) -> int:
+        """For process parts' numbers met for the first time: the context's number where
+        ``combine`` does not read the messages' parts (the protocol's ``reads`` says so), else
+        -1."""
+        parts = tuple([self._ppart_of[x] for x in pk])
+        if self._reads is None or self._reads(self.config, self.pids, parts):
+            c = -1
+        else:
+            ctx = self._cparts[2](self.config, self.pids, parts, frozenset())
+            c = self._ctx_no.get(ctx)
+            if c is None:
+                c = self._context_number(ctx)
+        self._ctx_of_procs[pk] = c
+        return c
+
+    def _context_of_key(self, pk: tuple[int, ...], mask: int) -> int:
         """The context's number for a combination of part numbers met for the first time."""
         cparts = frozenset(p for x, p in enumerate(self._cpart_of) if mask >> x & 1)
         ctx = self._cparts[2](self.config, self.pids,
-                              tuple([self._ppart_of[x] for x in key[:-1]]), cparts)
+                              tuple([self._ppart_of[x] for x in pk]), cparts)
         c = self._ctx_no.get(ctx)
         if c is None:
             c = self._context_number(ctx)
-        self._ctx_of_parts[tuple(key)] = c
+        self._ctx_of_parts[(pk, mask)] = c
         return c
 
     def _context_number(self, ctx: Any) -> int:
         """The number of a context met for the first time (with its empty erasure caches)."""
         c = self._ctx_no[ctx] = len(self._ctx_no)
         self._ctxs.append(ctx)
-        self._fproc.append({})
+        self._fproc.append([{} for _ in self.pids])
         self._fcontent.append({})
         return c
 
     def _erase_proc(self, c: int, i: int, n: int, state: Any) -> int:
         """The number of process i's state (numbered n) erased in context c (cached)."""
         number = self._number
-        f = self._fproc[c][n * len(self.pids) + i] = number.setdefault(
+        f = self._fproc[c][i][n] = number.setdefault(
             self._parts[1](self.config, self.pids[i], state, self._ctxs[c]), len(number))
         return f
 
@@ -334,10 +385,10 @@ class Keyer:
 
     def _erase_procs(self, c: int, procs: tuple, nums: Sequence[int]) -> list[int]:
         """The erased numbers of every process state in context c."""
-        fp, k = self._fproc[c], len(self.pids)
+        fp = self._fproc[c]
         out = []
         for i, n in enumerate(nums):
-            f = fp.get(n * k + i)
+            f = fp[i].get(n)
             out.append(f if f is not None else self._erase_proc(c, i, n, procs[i]))
         return out
 
@@ -376,10 +427,14 @@ class Keyer:
 
     def _extra_number(self, crashed: frozenset, cs: tuple, waiting: tuple) -> int:
         """The number of (crashed, cs, waiting pids)."""
+        last = self._last_extra
+        if last[2] is waiting and last[1] is cs and last[0] is crashed:
+            return last[3]
         ex = (crashed, cs, tuple([w[0] for w in waiting]))
         e = self._extra.get(ex)
         if e is None:
             e = self._extra[ex] = len(self._extra)
+        self._last_extra = (crashed, cs, waiting, e)
         return e
 
 

@@ -67,6 +67,7 @@ class LeanSimulator(Core):
         lean.numbers = {}
         # Per process index: number of a process state -> its enabled action events.
         lean._events_of = [{} for _ in lean.pids]
+        lean._event_pool = {}      # each distinct action event once (``_action_events``)
         lean.touched_numbers = ()
         lean.restore(sim.state())
         return lean
@@ -163,8 +164,16 @@ class LeanSimulator(Core):
         return n
 
     def _action_events(self, pid: str, state: Any) -> tuple[Event, ...]:
-        return tuple(Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid, a.label or a.name,
-                           a.progress) for a in self.protocol.actions(self.config, pid, state))
+        """The process state's action events, each the one Event object kept for its value:
+        many states of a process offer the same few actions (the two-client ring: 97 events
+        made for 10 distinct ones), and the memo above holds them for the whole search."""
+        pool = self._event_pool
+        out = []
+        for a in self.protocol.actions(self.config, pid, state):
+            e = Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid, a.label or a.name,
+                      a.progress)
+            out.append(pool.setdefault(e, e))
+        return tuple(out)
 
     def _lookup(self, event_id: Any) -> Event | None:
         """``Simulator._lookup`` on the lean working attributes (no id table, no queues)."""

@@ -280,7 +280,10 @@ class Protocol:
     #: (src, dst, kind, body)) -> hashable or None`` and ``combine(config, pids, proc_parts,
     #: content_parts) -> ctx`` equal to ``context``, where ``content_parts`` is the frozenset of
     #: the messages' parts that are not None (the context reads them as a set), so the
-    #: explorer works a context out once per combination of numbered parts.
+    #: explorer works a context out once per combination of numbered parts. An optional fourth
+    #: member ``reads(config, pids, proc_parts) -> bool`` says whether ``combine`` reads the
+    #: content parts at all given those process parts; where it does not, the explorer looks
+    #: the context up by the process parts alone (coterie: not before every request is made).
     forget_context_parts: tuple | None = None
     #: ``forget_keeps_violations``, optional with ``forget``: True when the erasure leaves all
     #: that ``violations`` reads alone, so a state and its forgotten version are judged alike

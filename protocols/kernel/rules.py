@@ -35,7 +35,6 @@ kept)::
 from __future__ import annotations
 
 import ast
-import copy
 import linecache
 import threading
 from collections.abc import Callable, Sequence
@@ -225,9 +224,9 @@ def _inline_guard(fn: Any, names: Sequence[str]) -> str | None:
     """The body of the guard ``fn``, a lambda, as an expression over ``names`` (its parameters
     renamed, in order), so that compiled code evaluates the guard without calling it; None
     unless that is exactly the same: a lambda whose body reads only its parameters (no global
-    or free name, so nothing it reads can be rebound later; no nested scope), found in its
-    source file and compiling to the very code ``fn`` runs. Answers are kept per (code,
-    names): every plan of every config asks again, and a source file is parsed only once."""
+    or free name, so nothing it reads can be rebound later; no nested scope), whose body's
+    text in its source file compiles to the very code ``fn`` runs. Answers are kept per
+    (code, names): every plan of every config asks again."""
     code = getattr(fn, "__code__", None)
     if (code is None or getattr(fn, "__name__", "") != "<lambda>" or fn.__closure__
             or fn.__defaults__ or fn.__kwdefaults__ or code.co_argcount != len(names)
@@ -250,38 +249,52 @@ _INLINED: dict[tuple, str | None] = {}          # (code, names) -> what _inline_
 # recursion depth mismatch". Scenarios are built in worker threads (app/offload.py; a room's
 # students run experiments at the same time), so the parsing here is done one thread at a time.
 _AST_LOCK = threading.Lock()
-_LAMBDAS: dict[str, dict[int, list[ast.Lambda]]] = {}   # file -> line -> the lambdas on it
+
+
+def _body_text(code: Any) -> str | None:
+    """The source text of the body of the lambda whose code is ``code``, cut from its file at
+    the columns its instructions carry (``co_positions``; UTF-8 byte offsets): the body only,
+    without parsing the whole file (that parse was most of a first ``build``'s time)."""
+    spans = [p for p in code.co_positions()
+             if p[0] is not None and p[1] is not None and p[2] is not None
+             and p[3] is not None and (p[2], p[3]) != (0, 0)]   # RESUME / the implicit return
+    if not spans:
+        return None
+    first, col = min((p[0], p[2]) for p in spans)
+    last, end = max((p[1], p[3]) for p in spans)
+    lines = linecache.getlines(code.co_filename)
+    if not first >= 1 or last > len(lines):
+        return None
+    text = [line.encode() for line in lines[first - 1:last]]
+    whole = b"".join(text)
+    try:
+        return whole[col:sum(map(len, text[:-1])) + end].decode()
+    except UnicodeDecodeError:
+        return None
 
 
 def _inline_lambda(code: Any, names: Sequence[str]) -> str | None:
-    """``_inline_guard``'s answer for the lambda whose code is ``code``."""
-    lambdas = _LAMBDAS.get(code.co_filename)
-    if lambdas is None:
-        lambdas = {}
-        try:
-            tree = ast.parse("".join(linecache.getlines(code.co_filename)))
-        except (SyntaxError, ValueError):
-            tree = ast.Module(body=[], type_ignores=[])
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Lambda):
-                lambdas.setdefault(node.lineno, []).append(node)
-        if len(_LAMBDAS) >= 256:
-            _LAMBDAS.clear()
-        _LAMBDAS[code.co_filename] = lambdas
-    found = []
-    for node in lambdas.get(code.co_firstlineno, ()):
-        made = compile(ast.Expression(node), code.co_filename, "eval")
-        inner = [c for c in made.co_consts if hasattr(c, "co_code")]
-        if (len(inner) == 1 and inner[0].co_code == code.co_code
-                and inner[0].co_consts == code.co_consts
-                and inner[0].co_names == code.co_names
-                and inner[0].co_varnames == code.co_varnames):
-            found.append(node)
-    if len(found) != 1:                      # not found, or two lambdas alike on one line
+    """``_inline_guard``'s answer for the lambda whose code is ``code``: its body's text,
+    taken only if a lambda of the same parameters and that body compiles to the very code
+    ``code`` is (same instructions, constants, names and variables), then parsed alone."""
+    body_text = _body_text(code)
+    if body_text is None:
         return None
-    params = [a.arg for a in found[0].args.args]
+    params = code.co_varnames[:code.co_argcount]
+    try:
+        made = compile(f"lambda {', '.join(params)}: (\n{body_text}\n)", code.co_filename,
+                       "eval")
+        tree = ast.parse(f"(\n{body_text}\n)", code.co_filename, "eval")
+    except (SyntaxError, ValueError):
+        return None
+    inner = [c for c in made.co_consts if hasattr(c, "co_code")]
+    if not (len(inner) == 1 and inner[0].co_code == code.co_code
+            and inner[0].co_consts == code.co_consts
+            and inner[0].co_names == code.co_names
+            and inner[0].co_varnames == code.co_varnames):
+        return None
     rename = dict(zip(params, names, strict=True))
-    body = copy.deepcopy(found[0].body)      # the kept tree is not changed
+    body = tree.body
     for node in ast.walk(body):
         if isinstance(node, _NOT_INLINED):
             return None
@@ -290,6 +303,21 @@ def _inline_lambda(code: Any, names: Sequence[str]) -> str | None:
                 return None                  # a global or builtin: keep the call
             node.id = rename[node.id]
     return f"({ast.unparse(body)})"
+
+
+_CODE: dict[str, Any] = {}      # generated source text -> its code object (``_run``)
+
+
+def _run(src: str, env: dict[str, Any]) -> None:
+    """``exec(src, env)`` with each distinct text compiled once: every config's plans
+    generate the same few texts (``check`` builds two configs, its search's and its replay's),
+    and compiling was most of building a plan."""
+    code = _CODE.get(src)
+    if code is None:
+        if len(_CODE) >= 1024:
+            _CODE.clear()
+        code = _CODE[src] = compile(src, "<string>", "exec")
+    exec(code, env)
 
 
 def _compile_offer(acts: tuple[tuple, ...]) -> Callable[[Any, str, Any], list]:
@@ -315,7 +343,7 @@ def _compile_offer(acts: tuple[tuple, ...]) -> Callable[[Any, str, Any], list]:
         else:                               # a label made per call, or a family: as before
             body.append(f"{ind}_each(a{k}, config, pid, state, out, True)")
     body.append("    return out")
-    exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
+    _run("\n".join(body), env)    # our own code from our own table: nothing read from outside
     return env["offer"]
 
 
@@ -349,7 +377,7 @@ def _compile_which(acts: tuple[tuple, ...], config: Any) -> Callable[[str, Any],
         branch(k + 1, bits, ind)
 
     branch(0, 0, "    ")
-    exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
+    _run("\n".join(body), env)    # our own code from our own table: nothing read from outside
     which = env["which"]
     which.rules = len(acts)        # its answers are below 2 ** rules (a core sizes its tables)
 
@@ -382,7 +410,7 @@ def _compile_receive(proto_id: str, kind: str, config: Any,
         body += [f"    if {test}:", f"        return e{k}(ctx, msg)"]
     else:
         body.append("    raise _fail(_what + dst + ' in its current state')")
-    exec("\n".join(body), env)    # our own code from our own table: nothing read from outside
+    _run("\n".join(body), env)    # our own code from our own table: nothing read from outside
     return env["receive"]
 
 

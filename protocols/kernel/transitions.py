@@ -484,6 +484,25 @@ class Transitions:
             self._known(n, p)
         return nums, tuple([self.content_number(m[1:]) for m in self.initial.messages])
 
+    def state_numbers(self, st: State) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``nums`` and ``cnums`` of any state (memo only), e.g. one the search never stepped
+        to (the forget audit's erased states): its process states numbered as the lean
+        simulator numbers them, with their enabled actions looked up, so that ``events_at``
+        and ``step_fast`` work on it."""
+        sim = self._sim
+        numbers = sim.numbers
+        acts_of = self._acts_of
+        nums = []
+        for i, p in enumerate(st.procs):
+            n = numbers.get(p)
+            if n is None:
+                n = numbers[p] = len(numbers)
+            if n not in acts_of[i]:
+                acts_of[i][n] = sim._action_events(self.pids[i], p)
+            self._known(n, p)
+            nums.append(n)
+        return tuple(nums), tuple([self.content_number(m[1:]) for m in st.messages])
+
     def load_nums(self, st: State, nums: tuple[int, ...]) -> None:
         """``load(st)`` for a state of the fast path (its actions looked up by number)."""
         if self._current is st:
