@@ -230,8 +230,7 @@ class Keyer:
         """``key`` of a fast-path successor (``Transitions.step_fast``'s ``Outcome``): without
         forget or symmetry, straight from its numbers and parts, without building its state."""
         if self._forget is not None and self._parts is not None and not self.group:
-            return self._forgotten_key(out.s_procs, out.s_msgs, out.nums, out.cnums,
-                                       out.s_crashed, out.s_cs, out.s_waiting)
+            return self._key_of_forgotten(out)
         return self._key_of_other(out)
 
     def _key_of_forgotten(self, out: Any) -> bytes:
@@ -293,20 +292,8 @@ class Keyer:
                 fc = list(map(fm.__getitem__, cnums))
             except KeyError:
                 fc = self._erase_contents(c, msgs, cnums)
-            if len(fc) > 1:
-                if self.fifo:
-                    fc.sort(key=self._chan_of.__getitem__)
-                else:
-                    fc.sort()
-            vals += fc
-        if crashed or cs or waiting:
-            last = self._last_extra
-            if waiting is last[2] and cs is last[1] and crashed is last[0]:
-                vals.append(last[3])
-            else:
-                vals.append(self._extra_number(crashed, cs, waiting))
-        else:
-            vals.append(0)
+            vals += self._in_key_order(fc) if len(fc) > 1 else fc
+        vals.append(self._extra_number(crashed, cs, waiting) if crashed or cs or waiting else 0)
         return _bytes(vals)
 
     def _proc_part(self, i: int, n: int, state: Any) -> int:
