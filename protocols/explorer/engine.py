@@ -25,7 +25,6 @@ Reductions are plug-ins: a key function (symmetry, ``forget``: ``keys.Keyer``) a
 
 from __future__ import annotations
 
-import sys
 import time
 from array import array
 from collections import deque
@@ -103,45 +102,103 @@ class SearchOptions:
     max_cpu_seconds: float | None = None
 
 
+# The array type codes a stored sequence of numbers widens through: each holds every number
+# the narrower one does, so a sequence starts narrow (one or two bytes a number) and is copied
+# into the next type once, when the first number too large for it comes.
+WIDER = {"B": "H", "H": "i", "h": "i", "i": "q"}
+
+
+def widened(a: array, n: int) -> array:
+    """``a`` cut back to its first ``n`` items (an ``extend`` that overflowed may have added
+    some) and copied into the next wider type."""
+    del a[n:]
+    return array(WIDER[a.typecode], a)
+
+
 class Adjacency:
     """Per expanded node, a tuple of ints (its successors, or their edge codes), stored flat
     in one array with each node's span: a few bytes an edge instead of a tuple and a dict entry
     per node. Reads like the dict it replaces: ``adj[i]``, ``i in adj``, ``sorted(adj)``,
-    ``adj.items()``."""
+    ``adj.items()``.
 
-    def __init__(self) -> None:
-        self.flat = array("i")
-        # per node: where its span begins (-1 until expanded) and ends; 4 bytes each (up to
-        # 2**31 edges, far beyond what one search keeps in memory)
-        self.start = array("i")
-        self.end = array("i")
+    The values are kept two bytes each until one does not fit (then four: ``widened``). While
+    nodes are set in order (0, 1, 2, ...: breadth-first), a node's span ends where the next
+    one's begins, so only the starts are kept; the first node set out of order (depth-first)
+    makes the ends explicit (``end``, None until then). ``index``: another Adjacency whose
+    spans this one shares (the graph's edge codes share its successors' spans, one code per
+    successor): its node ``i`` must be set first, and this one's ``adj[i]`` then gets as many
+    values."""
+
+    def __init__(self, index: Adjacency | None = None) -> None:
+        self.flat = array("H")
+        self.index = index
+        # per node: where its span begins (-1 until expanded) and, once nodes came out of
+        # order, where it ends; 4 bytes each (up to 2**31 edges, far beyond what one search
+        # keeps in memory). A shared Adjacency reads its index's.
+        self.start = array("i") if index is None else index.start
+        self.end: array | None = None
         self.count = 0
+
+    def _explicit(self) -> None:
+        """Keep each node's end (before the first node set out of order)."""
+        if self.end is None:
+            start = self.start
+            self.end = array("i", start[1:])
+            if len(start):
+                self.end.append(len(self.flat))
 
     def grow(self, n: int) -> None:
         """Make room for nodes up to n - 1."""
+        self._explicit()
         while len(self.start) < n:
             self.start.append(-1)
             self.end.append(-1)
 
+    def span(self, i: int) -> tuple[int, int]:
+        """Where node i's values are in ``flat`` (KeyError if it is not set)."""
+        own = self.index if self.index is not None else self
+        start = own.start
+        if i >= len(start) or i < 0 or start[i] < 0:
+            raise KeyError(i)
+        if own.end is not None:
+            return start[i], own.end[i]
+        return start[i], start[i + 1] if i + 1 < len(start) else len(own.flat)
+
+    def extend(self, values: Any) -> None:
+        """Append ``values`` to the flat array, widening its type if one does not fit."""
+        n = len(self.flat)
+        try:
+            self.flat.extend(values)
+        except OverflowError:
+            self.flat = widened(self.flat, n)
+            self.extend(values)
+
     def __setitem__(self, i: int, values: Any) -> None:
-        start, flat = self.start, self.flat
-        if i == len(start):        # the usual case (once per expanded node): nodes in order
-            start.append(len(flat))
-            flat.extend(values)
-            self.end.append(len(flat))
+        if self.index is not None:
+            a, b = self.index.span(i) if i in self.index else (-1, -1)
+            if a != len(self.flat):
+                raise ValueError(f"node {i}: set it in the index first, then here")
+            self.extend(values)
+            if len(self.flat) != b:
+                raise ValueError(f"node {i}: not as many values as in the index")
+            self.count += 1
+            return
+        start = self.start
+        if self.end is None and i == len(start):    # the usual case: nodes in order
+            start.append(len(self.flat))
+            self.extend(values)
             self.count += 1
             return
         self.grow(i + 1)
-        if self.start[i] < 0:
+        if start[i] < 0:
             self.count += 1
-        self.start[i] = len(self.flat)
-        self.flat.extend(values)
+        start[i] = len(self.flat)
+        self.extend(values)
         self.end[i] = len(self.flat)
 
     def __getitem__(self, i: int) -> tuple[int, ...]:
-        if i >= len(self.start) or self.start[i] < 0:
-            raise KeyError(i)
-        return tuple(self.flat[self.start[i]:self.end[i]])
+        a, b = self.span(i)
+        return tuple(self.flat[a:b])
 
     def get(self, i: int, default: Any = None) -> Any:
         return self[i] if i in self else default
@@ -159,22 +216,60 @@ class Adjacency:
         return ((i, self[i]) for i in self)
 
 
+class Interned:
+    """A list of hashable values that repeat (the events that reached each state, who waits
+    there): each distinct value is kept once and each item is its number, one byte while
+    there are at most 256 distinct values (then wider: ``widened``). Reads like the list it
+    replaces: ``append``, ``seq[i]``, ``len``, iteration."""
+
+    def __init__(self) -> None:
+        self.items = array("B")
+        self.values: list[Any] = []
+        self.number: dict[Any, int] = {}
+
+    def append(self, value: Any) -> None:
+        n = self.number.get(value)
+        if n is None:
+            n = self.number[value] = len(self.values)
+            self.values.append(value)
+        try:
+            self.items.append(n)
+        except OverflowError:
+            self.items = widened(self.items, len(self.items))
+            self.items.append(n)
+
+    def __getitem__(self, i: int) -> Any:
+        return self.values[self.items[i]]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self):
+        values = self.values
+        return (values[n] for n in self.items)
+
+
 @dataclass
 class Graph:
     """The explored state graph. Node i was reached from ``parent[i]`` by event ``via[i]``.
-    Numbers are kept in arrays (4 bytes each), not lists of int objects."""
+    Numbers are kept in arrays (4 bytes each, depths 2 until one is deeper), not lists of int
+    objects; ``via`` and ``waiting`` keep each distinct value once (``Interned``)."""
 
     parent: array = field(default_factory=lambda: array("i"))
-    via: list[str] = field(default_factory=list)
-    depth: array = field(default_factory=lambda: array("i"))
+    via: Interned = field(default_factory=Interned)
+    depth: array = field(default_factory=lambda: array("H"))
     # Per node: the processes that have not finished there (``Simulator.unfinished``).
-    waiting: list[frozenset] = field(default_factory=list)
+    waiting: Interned = field(default_factory=Interned)
     # Per expanded node: successor indices and, in step, an edge code
-    # (label number * 4 + 2 if weak fairness demands the event + 1 if it entered a CS).
+    # (label number * 4 + 2 if weak fairness demands the event + 1 if it entered a CS); the
+    # codes share the successors' spans.
     succ: Adjacency = field(default_factory=Adjacency)
-    codes: Adjacency = field(default_factory=Adjacency)
+    codes: Adjacency = field(init=False)
     labels: dict[tuple, int] = field(default_factory=dict)
     transitions: int = 0
+
+    def __post_init__(self) -> None:
+        self.codes = Adjacency(self.succ)
 
     def path(self, i: int) -> list[str]:
         """The schedule from the root to node i."""
@@ -255,7 +350,6 @@ class Search:
         self.finals = 0
         self.done: list[int] = []
         self.complete = False
-        self._sets: dict[frozenset, frozenset] = {}
         self.cache: dict[str, tuple[Outcome, Key, int | None, bool, str | None]] = {}
         # The memoised fast path of ``Transitions`` (no faults): states travel with the numbers
         # of their process states and message contents, and are loaded only when a hook needs
@@ -282,10 +376,14 @@ class Search:
         i = len(g.parent)
         self.seen[key] = i
         g.parent.append(parent)
-        g.via.append(sys.intern(via))   # ids repeat across states: store each string once
+        g.via.append(via)
         d = g.depth[parent] + 1 if parent >= 0 else 0
-        g.depth.append(d)
-        g.waiting.append(self._sets.setdefault(waiting, waiting))
+        try:
+            g.depth.append(d)
+        except OverflowError:
+            g.depth = widened(g.depth, len(g.depth))
+            g.depth.append(d)
+        g.waiting.append(waiting)
         self.max_depth = max(self.max_depth, d)
         return i
 
@@ -491,14 +589,23 @@ class Search:
                     codes.append(n * 4 + (2 if ev.progress and ev.kind != FAULT else 0)
                                  + out.entered_cs)
             if keep:
-                if i == len(g_succ.start) == len(g_codes.start):
-                    # ``Adjacency.__setitem__``'s usual case (nodes in order), inline
-                    for adj, vals in ((g_succ, succ), (g_codes, codes)):
-                        flat = adj.flat
-                        adj.start.append(len(flat))
-                        flat.extend(vals)
-                        adj.end.append(len(flat))
-                        adj.count += 1
+                flat = g_succ.flat
+                n = len(flat)
+                if g_succ.end is None and i == len(g_succ.start):
+                    # ``Adjacency.__setitem__``'s usual case (nodes in order, the values fit),
+                    # inline; the codes share the successors' spans
+                    try:
+                        flat.extend(succ)
+                        g_codes.flat.extend(codes)
+                    except OverflowError:
+                        del flat[n:]
+                        del g_codes.flat[n:]
+                        g_succ[i] = succ
+                        g_codes[i] = codes
+                    else:
+                        g_succ.start.append(n)
+                        g_succ.count += 1
+                        g_codes.count += 1
                 else:
                     g_succ[i] = succ
                     g_codes[i] = codes
@@ -528,16 +635,16 @@ class Search:
         n = len(g.parent)
         # predecessors, flat: pred[off[v]:off[v + 1]] (two passes over the edges)
         off = array("q", bytes(8 * (n + 1)))
-        flat, start, end = g.succ.flat, g.succ.start, g.succ.end
+        flat, span = g.succ.flat, g.succ.span
         for u in g.succ:
-            for k in range(start[u], end[u]):
+            for k in range(*span(u)):
                 off[flat[k] + 1] += 1
         for v in range(n):
             off[v + 1] += off[v]
         pred = array("i", bytes(4 * off[n]))
         fill = array("q", off)
         for u in g.succ:
-            for k in range(start[u], end[u]):
+            for k in range(*span(u)):
                 v = flat[k]
                 pred[fill[v]] = u
                 fill[v] += 1

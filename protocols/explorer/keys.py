@@ -194,7 +194,7 @@ class Keyer:
             touched: tuple[int, ...] | None = None,
             numbers: tuple[int, ...] | None = None, nums: tuple[int, ...] | None = None,
             cnums: tuple[int, ...] | None = None) -> Key:
-        """The canonical key of ``st``: a compact byte string (without symmetry). ``nums`` /
+        """The canonical key of ``st``: a compact int (without symmetry: ``encode``). ``nums`` /
         ``cnums`` are the numbers of its process states and message contents when the caller
         knows them (``Transitions.step_fast``); ``parent``, ``touched`` and ``numbers`` are
         accepted for callers of the older signature and not needed."""
@@ -233,7 +233,7 @@ class Keyer:
             return self._key_of_forgotten(out)
         return self._key_of_other(out)
 
-    def _key_of_forgotten(self, out: Any) -> bytes:
+    def _key_of_forgotten(self, out: Any) -> int:
         """``key_of`` under ``forget_parts`` (bound as ``key_of`` when it applies)."""
         return self._forgotten_key(out.s_procs, out.s_msgs, out.nums, out.cnums, out.s_crashed,
                                    out.s_cs, out.s_waiting)
@@ -245,11 +245,11 @@ class Keyer:
 
     def _forgotten_key(self, procs: tuple, msgs: tuple, nums: Sequence[int],
                        cnums: Sequence[int], crashed: frozenset, cs: tuple,
-                       waiting: tuple) -> bytes:
+                       waiting: tuple) -> int:
         """``key`` under ``forget`` from the protocol's ``forget_parts``: the context once per
         state (from numbered parts with ``forget_context_parts``), then each process state (by
         its number) and message content (by its number) erased once per context and numbered
-        as ``forgotten`` would number it, so the bytes are those of the whole-state path."""
+        as ``forgotten`` would number it, so the key is that of the whole-state path."""
         if self._cparts is None:
             ctx = self._parts[0](self.config, self.pids, procs, msgs)
             c = self._ctx_no.get(ctx)
@@ -388,8 +388,8 @@ class Keyer:
             out.append(f if f is not None else self._erase_content(c, cn, m))
         return out
 
-    def encode(self, nums: Sequence[int], cnums: Sequence[int], st: State) -> bytes:
-        """The key's bytes: the process-state numbers, the message-content numbers (sorted for
+    def encode(self, nums: Sequence[int], cnums: Sequence[int], st: State) -> int:
+        """The key, bytes read as an int (``_bytes``): the process-state numbers, the message-content numbers (sorted for
         unordered channels; FIFO: each channel's queue in turn), then the number of (crashed,
         cs, waiting pids). The number of processes is fixed, so the length tells where the
         messages end: equal bytes mean equal keys of ``plain_key``. One byte a number while all
@@ -399,7 +399,7 @@ class Keyer:
         return self.encode_parts(nums, cnums, st.crashed, st.cs, st.waiting)
 
     def encode_parts(self, nums: Sequence[int], cnums: Sequence[int], crashed: frozenset,
-                     cs: tuple, waiting: tuple) -> bytes:
+                     cs: tuple, waiting: tuple) -> int:
         """``encode`` from a state's parts."""
         vals = [*nums, *(self._in_key_order(cnums) if len(cnums) > 1 else cnums)]
         vals.append(self._extra_number(crashed, cs, waiting) if crashed or cs or waiting else 0)
@@ -425,15 +425,19 @@ class Keyer:
         return e
 
 
-def _bytes(vals: list[int]) -> bytes:
-    """``encode``'s bytes of the numbers ``vals``: one byte each while all are below 255, else
-    the marked two- or four-byte form."""
+def _bytes(vals: list[int]) -> int:
+    """``encode``'s key of the numbers ``vals`` (a list the call may extend): their bytes, one
+    byte each while all are below 255, else the marked two- or four-byte form, then a final
+    0x01, read as one little-endian int. The final byte is never 0, so the int keeps every
+    byte and the length (equal ints, equal bytes); an int of n bytes takes about 24 + n bytes
+    of memory, a ``bytes`` object 33 + n."""
     top = max(vals)
     if top < 0xFF:
-        return bytes(vals)
+        vals.append(1)
+        return int.from_bytes(bytes(vals), "little")
     if top < 0xFFFF:
-        return b"\xff" + array("H", vals).tobytes()
-    return b"\xff\xff\xff" + array("I", vals).tobytes()
+        return int.from_bytes(b"\xff" + array("H", vals).tobytes() + b"\x01", "little")
+    return int.from_bytes(b"\xff\xff\xff" + array("I", vals).tobytes() + b"\x01", "little")
 
 
 class _Contents:

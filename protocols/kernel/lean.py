@@ -65,6 +65,10 @@ class LeanSimulator(Core):
         # Every distinct process state met gets the next number (see ``_refresh``); the explorer
         # may hand in its own table (``Keyer``'s), so that both name states by the same numbers.
         lean.numbers = {}
+        # Per number, the one object kept for that process state (``_refresh``): a handler
+        # builds a new, equal object each time it reaches a state met before, and keeping
+        # only the first makes every stored state, memo entry and recorded effect share it.
+        lean.state_of = []
         # Per process index: number of a process state -> its enabled action events.
         lean._events_of = [{} for _ in lean.pids]
         lean._event_pool = {}      # each distinct action event once (``_action_events``)
@@ -149,6 +153,12 @@ class LeanSimulator(Core):
         n = numbers.get(state)
         if n is None:
             n = numbers[state] = len(numbers)
+        kept = self.state_of
+        if n < len(kept) and kept[n] is not None:
+            if kept[n] is not state:        # an equal copy: the working state takes the kept one
+                self.procs[i] = state = kept[n]
+        else:
+            self.keep(n, state)
         if pid in self.crashed:
             self._acts.pop(i, None)
         else:
@@ -162,6 +172,16 @@ class LeanSimulator(Core):
                 self._acts.pop(i, None)
         self._enabled = None
         return n
+
+    def keep(self, n: int, state: Any) -> Any:
+        """The object kept for process state number ``n``: ``state`` if none is kept yet
+        (numbers given elsewhere, e.g. by a key function sharing the table, leave gaps)."""
+        kept = self.state_of
+        if n >= len(kept):
+            kept.extend([None] * (n + 1 - len(kept)))
+        if kept[n] is None:
+            kept[n] = state
+        return kept[n]
 
     def _action_events(self, pid: str, state: Any) -> tuple[Event, ...]:
         """The process state's action events, each the one Event object kept for its value:

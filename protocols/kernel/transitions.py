@@ -428,10 +428,14 @@ class Transitions:
         self._effects: dict[tuple, tuple] = {}
         # (state, event, where, ident, memo key, effect) of the last ``successor_key``
         self._last: tuple = (None, None)
+        # (message number, content number) -> its delivery event, whose ``msg`` is also the
+        # Message the fast path puts in the states it builds (one table for both)
         self._dev: dict[tuple[int, int], Event] = {}
-        self._msg: dict[tuple[int, int], Message] = {}
+        self._dev_ids: dict[int, str] = {}
         self._acts_of = sim._events_of     # per process index: state number -> action events
-        self._hasprog: list[dict[int, bool]] = [{} for _ in sim.pids]
+        # per process index, by state number: 2 if the state offers a progress action, 1 if
+        # not, 0 not asked yet (``stuck_of``)
+        self._hasprog: list[bytearray] = [bytearray() for _ in sim.pids]
         self._checks = sim.monitors._checks
         self._viewing = True
         v = self._view = _View()
@@ -439,7 +443,9 @@ class Transitions:
         v.capacity, v.protocol, v.variant, v.fifo = sim.capacity, sim.protocol, sim.variant, \
             sim.fifo
         self._capacity = sim.capacity
-        self._state_of: list[Any] = []    # process state number -> the state (``unpack``)
+        # process state number -> the one object kept for it (``unpack``; the lean
+        # simulator's table, see ``LeanSimulator._refresh``)
+        self._state_of: list[Any] = sim.state_of
         self._extras: dict[tuple, int] = {}
         self._extra_list: list[tuple] = []
         self.slow = 0                      # transitions that took the lean simulator
@@ -462,7 +468,7 @@ class Transitions:
             self._effects.clear()
             self._last = (None, None)
             self._dev.clear()
-            self._msg.clear()
+            self._dev_ids.clear()
 
     def content_number(self, content: tuple) -> int:
         """The number of a message content (src, dst, kind, body), given when first met (a
@@ -535,7 +541,7 @@ class Transitions:
                 key = (m[0], cn)
                 e = dev.get(key)
                 if e is None:
-                    e = dev[key] = Event(f"m{m[0]}", DELIVER, m[2], "", self._prog[cn], m)
+                    e = dev[key] = self._delivery(m, cn)
                 evs.append(e)
         acts_of = self._acts_of
         for i, n in enumerate(nums):
@@ -544,16 +550,29 @@ class Transitions:
                 evs.extend(a)
         return evs
 
+    def _delivery(self, m: Message, cn: int) -> Event:
+        """The delivery event of message ``m`` (content number ``cn``), first asked for; its
+        id is shared by every content sent with the same message number."""
+        ids = self._dev_ids
+        seq = m[0]
+        i = ids.get(seq)
+        if i is None:
+            i = ids[seq] = f"m{seq}"
+        return Event(i, DELIVER, m[2], "", self._prog[cn], m)
+
     def stuck_of(self, out: Outcome) -> bool:
         """``stuck()`` of a fast-path successor: someone unfinished and no progress event."""
         if not out.unfinished:
             return False
         hasprog, acts_of = self._hasprog, self._acts_of
         for i, n in enumerate(out.nums):
-            h = hasprog[i].get(n)
-            if h is None:
-                h = hasprog[i][n] = any(e.progress for e in acts_of[i].get(n, ()))
-            if h:
+            hp = hasprog[i]
+            h = hp[n] if n < len(hp) else 0
+            if not h:
+                if n >= len(hp):
+                    hp.extend(bytes(n + 1 - len(hp)))
+                h = hp[n] = 2 if any(e.progress for e in acts_of[i].get(n, ())) else 1
+            if h == 2:
                 return False
         prog = self._prog
         if self._sim.fifo:
@@ -734,13 +753,13 @@ class Transitions:
         nseq = st.next_seq
         if scnums:
             new = []
-            mm = self._msg
+            dev = self._dev
             for cn in scnums:
                 k = (nseq, cn)
-                x = mm.get(k)
-                if x is None:
-                    x = mm[k] = Message(nseq, *self._contents[cn])
-                new.append(x)
+                e = dev.get(k)
+                if e is None:
+                    e = dev[k] = self._delivery(Message(nseq, *self._contents[cn]), cn)
+                new.append(e.msg)
                 nseq += 1
             msgs = msgs + tuple(new)
             cnums = cnums + scnums
@@ -859,10 +878,7 @@ class Transitions:
 
     # ---------------------------------------------------------------- stored compactly
     def _known(self, n: int, state: Any) -> None:
-        lst = self._state_of
-        if n >= len(lst):
-            lst.extend([None] * (n + 1 - len(lst)))
-        lst[n] = state
+        self._sim.keep(n, state)
 
     def pack(self, out: Outcome) -> bytes:
         """A fast-path successor as bytes, for a search's frontier: its process-state numbers,
@@ -895,14 +911,14 @@ class Transitions:
         state_of = self._state_of
         crashed, cs, waiting = self._extra_list[a[k + 1]]
         seqs, cnums = a[k + 2::2], tuple(a[k + 3::2])
-        mm, contents = self._msg, self._contents
+        dev, contents = self._dev, self._contents
         msgs = []
         for seq, cn in zip(seqs, cnums, strict=True):
             key = (seq, cn)
-            m = mm.get(key)
-            if m is None:
-                m = mm[key] = Message(seq, *contents[cn])
-            msgs.append(m)
+            e = dev.get(key)
+            if e is None:
+                e = dev[key] = self._delivery(Message(seq, *contents[cn]), cn)
+            msgs.append(e.msg)
         st = make_state(tuple([state_of[n] for n in nums]), tuple(msgs), a[k], crashed, cs,
                         waiting)
         return st, nums, cnums
