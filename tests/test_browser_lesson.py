@@ -311,6 +311,14 @@ def test_a_crashed_task_is_visibly_crashed(page: Any, live_server: str) -> None:
                          "'#view .node[data-id=\"T1\"] .body')).fill")
     assert fill in ("rgb(85, 85, 85)",)
     assert g.locator(".cross").count() == 1
+    # a message with others queued behind it says how many, also when its label is shortened
+    # to initials in the crowd over the tasks: "I ×2", never "I2" (which reads as a name)
+    heads = page.evaluate("""() => [...document.querySelectorAll('#view .msg')].map((g) => [
+      g.querySelector('.msg-label').textContent, g.getAttribute('aria-label') || ''])""")
+    behind = [(lab, int(t.split(" more behind")[0].rsplit(", ", 1)[1]))
+              for lab, t in heads if " more behind it" in t]
+    assert behind, heads
+    assert all(lab == "" or lab.endswith(f" ×{n + 1}") for lab, n in behind), behind
 
 
 
