@@ -511,6 +511,13 @@ def test_a_long_legend_keeps_to_two_rows_beside_the_figure(page: Any, live_serve
     ring's height; it keeps to two, and a button shows the rest (and hides it again)."""
     page.set_viewport_size({"width": 1280, "height": 720})
     open_viewer(page, live_server, "/sim/datta-stress")
+    # the header keeps to one line each: the protocol's long name and the paper reference
+    # wrapped to two lines of small type while the title was cut to half its width
+    heads = page.evaluate("""() => [...document.querySelectorAll('.scn > *')].map((e) => {
+      const r = e.getBoundingClientRect(), lh = parseFloat(getComputedStyle(e).fontSize) * 1.6;
+      return [e.className || e.tagName, Math.round(r.height), Math.round(lh), Math.round(r.width)]; })""")
+    assert all(h <= lh + 6 for _, h, lh, _ in heads), heads
+    assert next(w for c, _, _, w in heads if "scn-title" in c) >= 300, heads
     legend = page.locator("#legend")
     assert legend.bounding_box()["height"] <= 50
     n = legend.locator(".lg").count()
