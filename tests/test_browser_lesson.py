@@ -352,7 +352,8 @@ def no_label_overlaps_at_five_other_steps(page: Any, sid: str, s: dict[str, Any]
             page.evaluate("k => window.allocscope.act.goto(k)", k)
             wait_step(page, k)
             page.wait_for_timeout(150)
-        pairs = page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS) + page.evaluate(CLIPPED_JS)
+        pairs = (page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS)
+                 + page.evaluate(CLIPPED_JS) + page.evaluate(SPACETIME_JS))
         if pairs:
             found[k] = pairs[:4]
     assert found == {}, f"{sid}: overlapping labels, labels on other nodes or cut by the edge {found}"
@@ -479,6 +480,22 @@ CLIPPED_JS = """() => {
     .filter(([, r]) => r.left < v.left - 1 || r.right > v.right + 1
                        || r.top < v.top - 1 || r.bottom > v.bottom + 1)
     .map(([s]) => [s, 'cut by the edge']);
+}"""
+
+SPACETIME_JS = """() => {
+  // the space-time diagram: an arrow that starts left of the lanes, over their names (a
+  // message sent before the steps shown), and lane names on one another
+  const names = [...document.querySelectorAll('#spacetime .lane text')];
+  const right = Math.max(0, ...names.map((t) => t.getBBox().x + t.getBBox().width));
+  const out = [...document.querySelectorAll('#spacetime .st-msg .shaft')]
+    .filter((l) => Math.min(+l.getAttribute('x1'), +l.getAttribute('x2')) < right)
+    .map((l) => [l.parentNode.__r ? 'arrow of step ' + l.parentNode.__r.step : 'arrow', 'over the lane names']);
+  const rs = names.map((t) => [t.textContent, t.getBoundingClientRect()]);
+  for (let i = 0; i < rs.length; i++) for (let j = i + 1; j < rs.length; j++) {
+    const a = rs[i][1], b = rs[j][1];
+    if (Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1) out.push([rs[i][0], rs[j][0]]);
+  }
+  return out;
 }"""
 
 # Moments a lesson opens at that are not a scenario's own figure moment or its five sample steps:
