@@ -33,6 +33,7 @@ import json
 import random
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -250,12 +251,15 @@ def main() -> None:
     here = Path(__file__).resolve()
     mine: list[dict[str, float]] = []
     base: list[dict[str, float]] = []
-    for _ in range(args.repeat):          # interleaved: both see the same load
-        for out, path in ((base, script), (mine, here)):
-            res = subprocess.run([sys.executable, str(_shim(path)), str(args.events),
-                                  str(args.pairs)],
-                                 capture_output=True, text=True, check=True)
-            out.append(json.loads(res.stdout.strip().splitlines()[-1]))
+    with tempfile.TemporaryDirectory(prefix="kernel_bench_") as tmp:
+        shims = {path: _shim(path, Path(tmp) / f"{name}.py")
+                 for name, path in (("baseline", script), ("this", here))}
+        for _ in range(args.repeat):          # interleaved: both see the same load
+            for out, path in ((base, script), (mine, here)):
+                res = subprocess.run([sys.executable, str(shims[path]), str(args.events),
+                                      str(args.pairs)],
+                                     capture_output=True, text=True, check=True)
+                out.append(json.loads(res.stdout.strip().splitlines()[-1]))
     for name, runs in (("baseline " + args.baseline, base), ("this checkout", mine)):
         best = {k: (max(r[k] for r in runs) if k in FASTEST
                     else min(r[k] for r in runs)) for k in runs[0]
@@ -265,10 +269,10 @@ def main() -> None:
         show(name, best, args.events)
 
 
-def _shim(script: Path) -> Path:
-    """A copy of this file's measuring code run against ``script``'s checkout: the baseline
-    may predate ``--json``, so the measurement itself is always this file's."""
-    import tempfile
+def _shim(script: Path, tmp: Path) -> Path:
+    """A copy of this file's measuring code, written to ``tmp``, run against ``script``'s
+    checkout: the baseline may predate ``--json``, so the measurement itself is always this
+    file's. (``tmp`` lies in a folder removed after the run.)"""
     root = script.resolve().parents[1]
     code = Path(__file__).read_text().replace(
         "sys.path.insert(0, str(Path(__file__).resolve().parents[1]))",
@@ -276,7 +280,6 @@ def _shim(script: Path) -> Path:
     code = code.replace('if __name__ == "__main__":\n    main()',
                         'if __name__ == "__main__":\n'
                         '    print(json.dumps(measure(int(sys.argv[1]), 1, int(sys.argv[2]))))')
-    tmp = Path(tempfile.gettempdir()) / f"kernel_bench_{abs(hash(str(root)))}.py"
     tmp.write_text(code)
     return tmp
 

@@ -20,6 +20,8 @@ from protocols import registry
 from protocols.runner import build
 from protocols.scenario import gallery, parse
 
+from .shots import shoot
+
 pytestmark = pytest.mark.browser
 
 SCENARIOS = list(gallery())
@@ -118,7 +120,7 @@ def steps_delivers_goes_back_and_scrubs(page: Any, sid: str, screenshots: Path) 
     wait_step(page, s["step"] + 1)
     after = check_drawn(page, sid)
     assert after["event"] == mid
-    page.screenshot(path=str(screenshots / f"{sid}.png"))
+    shoot(page, screenshots / f"{sid}.png")
 
     # ← : one step back, the same state as before the click
     page.keyboard.press("ArrowLeft")
@@ -188,7 +190,7 @@ def test_figure_outcomes_are_shown(page: Any, live_server: str, sid: str, varian
             assert page.locator("#view .cycle-edge").count() >= len(cycle)
     elif outcome == "livelock":
         assert page.locator("#view .node.culprit").count() >= 1
-    page.screenshot(path=str(screenshots / f"{sid}-{variant}-{outcome}.png"))
+    shoot(page, screenshots / f"{sid}-{variant}-{outcome}.png")
 
 
 def test_lossy_ring_deadlock_cycle_and_back(page: Any, live_server: str, screenshots: Path) -> None:
@@ -210,7 +212,7 @@ def test_lossy_ring_deadlock_cycle_and_back(page: Any, live_server: str, screens
     wait_step(page, step)
     assert page.locator("#view .cycle-edge").count() == 4
     assert s["step"] >= step
-    page.screenshot(path=str(screenshots / "token-ring-lossy-cycle.png"))
+    shoot(page, screenshots / "token-ring-lossy-cycle.png")
 
 
 def test_inspector_spacetime_and_narration(page: Any, live_server: str, screenshots: Path) -> None:
@@ -245,12 +247,12 @@ def test_inspector_spacetime_and_narration(page: Any, live_server: str, screensh
     guards = page.locator("#inspector .guard").count()
     assert guards >= 3
     assert page.locator("#inspector .guard.blocked").count() + page.locator("#inspector .guard.holds").count() == guards
-    page.screenshot(path=str(screenshots / "token-ring-inspector.png"))
+    shoot(page, screenshots / "token-ring-inspector.png")
     page.click('.tab[data-tab="log"]')
     page.select_option("#log-proc", "p1")
     texts = page.eval_on_selector_all("#log li", "ls => ls.map(l => l.textContent)")
     assert texts and all("p1" in t for t in texts)
-    page.screenshot(path=str(screenshots / "token-ring-log.png"))
+    shoot(page, screenshots / "token-ring-log.png")
 
 
 def test_keyboard_play_pause(page: Any, live_server: str) -> None:
@@ -291,7 +293,7 @@ def test_scenario_text_is_never_markup(page: Any, live_server: str, screenshots:
     assert page.text_content("#scn-title") == "Evil " + EVIL
     assert page.text_content("#teaches") == "Teaches " + EVIL
     assert page.locator("header img, #teaches img, main script:not([type])").count() == 0
-    page.screenshot(path=str(screenshots / "evil-text.png"))
+    shoot(page, screenshots / "evil-text.png")
 
 
 def test_gallery_cards_and_filter(page: Any, live_server: str, screenshots: Path) -> None:
@@ -304,7 +306,7 @@ def test_gallery_cards_and_filter(page: Any, live_server: str, screenshots: Path
     assert visible == sum(1 for sc in gallery().values() if sc.protocol == protos[0])
     page.click('.filter[data-protocol=""]')
     assert page.locator(".card:not([hidden])").count() == len(SCENARIOS)
-    page.screenshot(path=str(screenshots / "gallery.png"), full_page=True)
+    shoot(page, screenshots / "gallery.png", full_page=True)
 
 
 @pytest.mark.parametrize("mode", ["present", "embed"])
@@ -316,7 +318,7 @@ def test_present_and_embed_modes(page: Any, live_server: str, mode: str, screens
         assert page.is_visible("#btn-step")
     else:
         assert page.is_visible("#side")
-    page.screenshot(path=str(screenshots / f"token-ring-{mode}.png"))
+    shoot(page, screenshots / f"token-ring-{mode}.png")
 
 
 def test_fault_buttons_and_metrics(page: Any, live_server: str, screenshots: Path) -> None:
@@ -347,7 +349,7 @@ def test_fault_buttons_and_metrics(page: Any, live_server: str, screenshots: Pat
     page.click('.tab[data-tab="metrics"]')
     page.wait_for_selector("#metrics .chart .bar")
     assert page.locator("#metrics .chart").first.locator(".bar").count() == 1   # only Token
-    page.screenshot(path=str(screenshots / "token-ring-metrics.png"))
+    shoot(page, screenshots / "token-ring-metrics.png")
 
 
 def test_reconnect_rebuilds_the_same_state(page: Any, live_server: str) -> None:
@@ -449,7 +451,7 @@ def test_corrupt_picker_lists_the_nodes_corruptions(page: Any, live_server: str,
     assert not any("None" in t or "True" in t or "False" in t for t in labels)   # ⊥, true, false
     assert picker.locator("h2").text_content() == "Corrupt a variable of p0"
     assert page.evaluate("() => document.activeElement.classList.contains('corrupt-choice')")
-    page.screenshot(path=str(screenshots / "kout-corrupt-picker.png"))
+    shoot(page, screenshots / "kout-corrupt-picker.png")
 
     # Escape closes it and sends nothing; so does cancel
     page.keyboard.press("Escape")
@@ -511,7 +513,7 @@ def test_far_jumps_on_a_big_ring_draw_the_simulators_view(page: Any, live_server
             drawn = {f: v for f, v in got[i].items()     # "__…": the page's own marks
                      if f not in ("x", "y") and not f.startswith("__")}
             assert drawn == {f: v for f, v in n.items() if f not in ("x", "y")}, (k, i)
-    page.screenshot(path=str(screenshots / "far-jump-datta-stress.png"))
+    shoot(page, screenshots / "far-jump-datta-stress.png")
 
 
 def test_a_step_keeps_the_events_rows_and_their_focus(page: Any, live_server: str) -> None:

@@ -12,6 +12,8 @@ from protocols.explorer import check
 from protocols.scenario import gallery
 from tests.test_browser import open_viewer, state, wait_step
 
+from .shots import shoot
+
 pytestmark = pytest.mark.browser
 
 
@@ -23,7 +25,7 @@ def test_check_finds_the_lossy_deadlock_and_replays_it(page: Any, live_server: s
     page.wait_for_selector("#btn-replay-cex", timeout=60_000)
     assert "deadlock" in page.text_content("#check-panel")
     assert f"{len(expected)} steps" in page.text_content("#check-panel")
-    page.screenshot(path=str(screenshots / "check-found-deadlock.png"))
+    shoot(page, screenshots / "check-found-deadlock.png")
     page.click("#btn-replay-cex")
     page.wait_for_function("n => window.allocscope.model.total === n && "
                            "window.allocscope.model.step === 0", arg=len(expected))

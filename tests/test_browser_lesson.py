@@ -13,7 +13,13 @@ import pytest
 
 from protocols.scenario import gallery
 
-from .test_browser import open_viewer, state, steps_delivers_goes_back_and_scrubs, wait_step
+from .shots import SETTLED_JS, shoot
+from .test_browser import (
+    open_viewer,
+    state,
+    steps_delivers_goes_back_and_scrubs,
+    wait_step,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -139,10 +145,11 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
     for b in marks:
         assert b.label in drawn[b.step]["text"]
     assert drawn[want]["figure"] and drawn[want]["here"]
-    page.screenshot(path=str(out / f"{sid}-1280x800.png"))
+    shoot(page, out / f"{sid}-1280x800.png")
     # the projector's 1280 x 720 from here on: the five steps, then by hand
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.wait_for_timeout(300)             # refitted to the new size
+    page.evaluate(SETTLED_JS)               # refitted to the new size (the resize's frame)
+    page.evaluate(SETTLED_JS)
     no_label_overlaps_at_five_other_steps(page, sid, s)
     # a bookmark is a button: it takes the timeline there
     other = next((b.step for b in marks if b.step != want), None)
@@ -154,7 +161,7 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
     # the projector in present mode, and a phone
     page.set_viewport_size({"width": 1920, "height": 1080})
     open_viewer(page, live_server, f"/sim/{sid}?present=1")
-    page.screenshot(path=str(out / f"{sid}-1920x1080-present.png"))
+    shoot(page, out / f"{sid}-1920x1080-present.png")
     # what the class sees on the projector: no label on another, none on another node
     assert page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS) == [], f"{sid} present"
     # the tree's token counts are the stabilisation lesson's point: readable from the back row
@@ -164,11 +171,14 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
         assert hs and min(hs) >= 18, f"{sid}: counters {hs} px high in present mode"
     page.set_viewport_size({"width": 390, "height": 844})
     open_viewer(page, live_server, f"/sim/{sid}")
-    page.screenshot(path=str(out / f"{sid}-390x844.png"), full_page=True)
+    page.evaluate(SETTLED_JS)
     # the phone, on the page already open: the same checks, and no label cut by the figure's edge
     phone = page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS) + page.evaluate(CLIPPED_JS)
     if sid.startswith("game-"):    # task_game's nodes are stacked a network node a row there
         phone += page.evaluate(BODIES_JS)
+    # (shot after the checks: a full-page picture lays the page out again at its whole height,
+    # which once hid datta-fairness's first phone layout from them)
+    shoot(page, out / f"{sid}-390x844.png", full_page=True)
     if sid in PHONE_NOT_YET:     # strict: once it is clean, take it off the list
         assert phone, f"{sid} is clean on a phone now: remove it from PHONE_NOT_YET"
     else:
@@ -201,7 +211,7 @@ def test_delivering_by_hand_forks_a_branch_and_keeps_the_old_future(page: Any, l
         page.keyboard.press("ArrowRight")
         wait_step(page, k)
     assert "not enabled" not in (page.text_content("#fault-hint") or "")
-    page.screenshot(path=str(screenshots / "datta-fig1-branch.png"))
+    shoot(page, screenshots / "datta-fig1-branch.png")
     # the old future is one click away: the fork marker switches to the recorded run
     page.click("#markers .marker.fork")
     page.wait_for_function("() => window.allocscope.model.branch === 0")
@@ -351,7 +361,7 @@ def no_label_overlaps_at_five_other_steps(page: Any, sid: str, s: dict[str, Any]
         if k != state(page)["step"]:
             page.evaluate("k => window.allocscope.act.goto(k)", k)
             wait_step(page, k)
-            page.wait_for_timeout(150)
+            page.evaluate(SETTLED_JS)     # the frame after the one that drew step k
         pairs = (page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS)
                  + page.evaluate(CLIPPED_JS) + page.evaluate(SPACETIME_JS))
         if pairs:
@@ -516,8 +526,8 @@ def test_no_label_overlaps_at_lesson_moments(page: Any, live_server: str, screen
     schedule = ",".join(str(e) for e in sim.trace)
     s = open_viewer(page, live_server, f"/sim/{sid}?variant={variant}&schedule={schedule}&step={step}")
     assert s["step"] == step
-    page.wait_for_timeout(150)
-    page.screenshot(path=str(screenshots / f"{sid}-{variant}-{step}.png"))
+    page.evaluate(SETTLED_JS)
+    shoot(page, screenshots / f"{sid}-{variant}-{step}.png")
     assert page.evaluate(OVERLAPS_JS) == []
     assert page.evaluate(NODE_OVERLAPS_JS) == []
 
@@ -540,7 +550,7 @@ def test_a_long_legend_keeps_to_two_rows_beside_the_figure(page: Any, live_serve
     n = legend.locator(".lg").count()
     more = legend.locator(".lg-more")
     assert more.get_attribute("aria-expanded") == "false" and "more" in more.text_content()
-    page.screenshot(path=str(screenshots / "datta-stress-1280x720-legend.png"))
+    shoot(page, screenshots / "datta-stress-1280x720-legend.png")
     more.click()
     assert legend.bounding_box()["height"] > 70 and legend.locator(".lg").count() == n
     assert legend.locator(".lg").last.is_visible()

@@ -22,6 +22,7 @@ from app.devserver import ROOT, server
 from protocols import registry
 from protocols.scenario import gallery
 
+from .shots import shoot
 from .test_links import GALLERY, hash_at, random_schedule
 
 pytestmark = pytest.mark.browser
@@ -237,11 +238,11 @@ def test_a_link_whose_protocol_changed_opens_on_a_page_that_says_so(
         page.goto(f"{base}/s/{lid}")
         assert "behaves differently" in page.inner_text("h1")
         assert "step 3" in page.inner_text(".diverged-step")
-        page.screenshot(path=str(screenshots / "link-protocol-changed.png"))
+        shoot(page, screenshots / "link-protocol-changed.png")
         page.click("a.open-anyway")
         page.wait_for_url(f"**/sim/token-ring-lossy?**link={lid}**")
         page.wait_for_function("() => /\\b4\\b/.test(document.body.innerText)")
-        page.screenshot(path=str(screenshots / "link-protocol-changed-viewer.png"))
+        shoot(page, screenshots / "link-protocol-changed-viewer.png")
 
 
 

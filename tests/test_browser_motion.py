@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from .shots import shoot
 from .test_browser import open_viewer, state, wait_step
 
 pytestmark = pytest.mark.browser
@@ -136,7 +137,7 @@ def test_the_inspector_says_what_the_step_changed_and_events_preview_theirs(
     assert "R1.Seeking: ⊥ → [C1, [1, 1]]" in preview and "R1 sends seekLoop to R2 (m8)" in preview
     assert "seekLoop" in page.text_content("#preview .diff-said")
     assert page.locator('#view .node.previewed[data-id="R1"]').count() == 1
-    page.screenshot(path=str(screenshots / "datta-fig1-preview.png"))
+    shoot(page, screenshots / "datta-fig1-preview.png")
     s = state(page)
     assert s["step"] == 10 and page.evaluate("() => window.allocscope.model.stateHash") == h0
     # what the preview said is what happens
@@ -147,7 +148,7 @@ def test_the_inspector_says_what_the_step_changed_and_events_preview_theirs(
     page.wait_for_function("() => (document.querySelector('#diff .diff-title') || {}).textContent"
                            "?.startsWith('step 11')")
     assert page.evaluate(DIFF_JS) == preview
-    page.screenshot(path=str(screenshots / "datta-fig1-diff.png"))
+    shoot(page, screenshots / "datta-fig1-diff.png")
 
 
 FLIGHT_JS = """async (mid) => {

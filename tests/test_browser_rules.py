@@ -10,6 +10,8 @@ import pytest
 
 from tests.test_browser import open_viewer, wait_step
 
+from .shots import shoot
+
 
 def _inspect(page: Any, pid: str) -> tuple[list[str], list[str]]:
     """(ticked guard names, the event ids they list) of ``pid`` in the inspector."""
@@ -42,7 +44,7 @@ def test_the_inspector_ticks_exactly_the_events_of_the_process(
         mine = sorted(i for i, p in enabled if p == pid)
         assert sorted(events) == mine, (sid, pid, ticked, events, mine)
         assert bool(ticked) == bool(mine), (sid, pid, ticked, mine)
-    page.screenshot(path=str(screenshots / f"{sid}-rules-inspector.png"))
+    shoot(page, screenshots / f"{sid}-rules-inspector.png")
 
 
 def test_the_inspector_calls_local_actions_enabled_and_receives_deliverable(
@@ -56,7 +58,7 @@ def test_the_inspector_calls_local_actions_enabled_and_receives_deliverable(
     li = page.locator("#inspector .guard.holds", has_text="create a task")
     assert li.locator(".gevents").text_content().startswith("enabled: ")
     assert li.locator(".gdeliver").first.get_attribute("title").startswith("take ")
-    page.screenshot(path=str(screenshots / "inspector-enabled-local-action.png"))
+    shoot(page, screenshots / "inspector-enabled-local-action.png")
     open_viewer(page, live_server, "/sim/datta-fig1")        # opens at Fig. 1's moment
     _inspect(page, "R1")
     labels = page.eval_on_selector_all(
@@ -107,4 +109,4 @@ def test_messages_never_swallow_a_click_on_a_node(page: Any, live_server: str,
         wait_step(page, k)
     page.locator('#view .layer.nodes > g[data-id="b"] circle.body').click()   # a real click
     page.wait_for_function("() => document.querySelector('#inspector h2')?.textContent.startsWith('b')")
-    page.screenshot(path=str(screenshots / "kout-fig3-step8-click-b.png"))
+    shoot(page, screenshots / "kout-fig3-step8-click-b.png")

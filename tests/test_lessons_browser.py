@@ -12,6 +12,8 @@ import pytest
 from protocols.lessons import check as lcheck
 from protocols.lessons.check import place, step_of
 
+from .shots import SETTLED_JS, shoot
+
 pytestmark = pytest.mark.browser
 
 LESSONS = lcheck.all_lessons()
@@ -157,9 +159,6 @@ def test_erratum_page_replays_open_the_viewer(page: Any, live_server: str) -> No
     page.wait_for_function("() => document.body.dataset.ready === '1' && document.body.dataset.step === '12'")
 
 
-# Two animation frames: the figure draws in the frame after its state arrives, so after two
-# the screenshot shows the drawn state (instead of a fixed pause per picture).
-SETTLED_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 # A chapter is shown when its own load answered (``loaded`` ends in its step, cleared before
 # each chapter) and the figure has drawn that step.
 SHOWN_JS = ("([c, s]) => { const d = document.body.dataset; return d.chapter === c && d.ready === '1'"
@@ -167,7 +166,7 @@ SHOWN_JS = ("([c, s]) => { const d = document.body.dataset; return d.chapter ===
 
 
 @pytest.mark.slow
-def test_screenshots_of_every_lesson(browser: Any, live_server: str, screenshots: Any) -> None:
+def test_every_lesson_opens_at_both_sizes(browser: Any, live_server: str, screenshots: Any) -> None:
     """One page per size, both driven at once (while one waits for the server, the other
     draws); each lesson is loaded once per page and its middle chapter is reached through the
     URL's #chapter (the player's own hashchange path, as a link to it does), not by a reload."""
@@ -200,7 +199,7 @@ def test_screenshots_of_every_lesson(browser: Any, live_server: str, screenshots
                     assert pg.text_content("#ch-title") == ch.title
                     assert pg.evaluate("() => document.body.classList.contains('present')") \
                         == bool(query)
-                    pg.screenshot(path=str(out / f"{lesson.id}--{ch.id}--{tag}.png"))
+                    shoot(pg, out / f"{lesson.id}--{ch.id}--{tag}.png")
     finally:
         for pg, _q, _t in pages:
             pg.context.close()

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from .conftest import CHROMIUM_ARGS, VIEWPORT  # noqa: F401 - the browser fixtures live there
+from .shots import shoot
 
 pytestmark = pytest.mark.browser
 
@@ -154,11 +155,11 @@ def test_teacher_and_three_students(browser: Any, live_server: str, screenshots:
         f"const h = document.querySelector('#room-card .bar[data-id=\"{b}\"]'); "
         f"return g && h && g.dataset.n === '2' && h.dataset.n === '1'; }}")
     assert students[0].query_selector("#room-card .room-chart") is None   # no tally before reveal
-    teacher.screenshot(path=str(screenshots / "room-teacher-tally.png"))
+    shoot(teacher, screenshots / "room-teacher-tally.png")
     teacher.click(".room-reveal")
     students[2].wait_for_selector(f"#room-card .bar.mine[data-id='{b}']")
     assert students[2].get_attribute(f"#room-card .bar[data-id='{a}']", "data-n") == "2"
-    students[2].screenshot(path=str(screenshots / "room-student-revealed.png"))
+    shoot(students[2], screenshots / "room-student-revealed.png")
 
     # one student forks, explores, rejoins
     fork = students[1]
@@ -170,13 +171,13 @@ def test_teacher_and_three_students(browser: Any, live_server: str, screenshots:
     fork.click("#btn-step")
     fork.wait_for_function(f"() => window.allocscope.model.step === {k + 2}")
     assert st(teacher)["step"] == k and st(students[0])["step"] == k
-    fork.screenshot(path=str(screenshots / "room-student-forked.png"))
+    shoot(fork, screenshots / "room-student-forked.png")
     teacher.click("#btn-step")                   # the class moves on meanwhile
     teacher.wait_for_function(f"() => window.allocscope.model.step === {k + 1}")
     fork.click(".room-rejoin")
     fork.wait_for_function("() => document.body.dataset.roomMode === 'follow'")
     same_as(students, teacher)
-    students[0].screenshot(path=str(screenshots / "room-student-following.png"))
+    shoot(students[0], screenshots / "room-student-following.png")
     assert not errors, errors
 
 
@@ -211,8 +212,8 @@ def test_a_room_follows_a_lesson(browser: Any, live_server: str, screenshots: An
     teacher.click(".room-reveal")
     student.wait_for_selector("#room-card .bar.right.mine[data-id='c']")
     assert "UNLOCK" in student.inner_text("#room-card .room-explain")
-    teacher.screenshot(path=str(screenshots / "room-lesson-teacher.png"))
-    student.screenshot(path=str(screenshots / "room-lesson-student.png"))
+    shoot(teacher, screenshots / "room-lesson-teacher.png")
+    shoot(student, screenshots / "room-lesson-student.png")
     assert not errors, errors
 
 
@@ -283,8 +284,8 @@ def test_a_class_experiment(browser: Any, live_server: str, screenshots: Any) ->
     foot = teacher.inner_text("#room-card .room-exp-box .room-foot")
     steps = sorted([r["steps"] for r in runs] + [2])
     assert foot.startswith("3 runs") and f"min {steps[0]}" in foot and f"max {steps[-1]}" in foot
-    teacher.screenshot(path=str(screenshots / "room-experiment-teacher.png"))
-    runners[0].screenshot(path=str(screenshots / "room-experiment-student.png"))
+    shoot(teacher, screenshots / "room-experiment-teacher.png")
+    shoot(runners[0], screenshots / "room-experiment-student.png")
 
     # closing it: the heading says so and nobody can run any more
     teacher.click(".room-exp")
@@ -329,8 +330,8 @@ def test_the_room_page_gives_the_figure_room(browser: Any, live_server: str,
                       seen: [...b.querySelectorAll('.lg')].filter((i) => { const q = i.getBoundingClientRect();
                         return q.height > 0 && q.top >= r.top - 1 && q.bottom <= r.bottom + 1; }).length}; }""")
             assert not shown["more"] and shown["seen"] >= min(8, shown["all"]), shown
-            teacher.screenshot(path=str(screenshots / "room-ring-teacher.png"))
-            student.screenshot(path=str(screenshots / "room-ring-student.png"))
+            shoot(teacher, screenshots / "room-ring-teacher.png")
+            shoot(student, screenshots / "room-ring-student.png")
     lanes = student.evaluate("() => [...document.querySelectorAll('#spacetime .lane text')]"
                              ".map(t => t.textContent)")
     assert sorted(lanes) == ["C1", "C2", "C3", "R1", "R2", "R3"], lanes

@@ -479,13 +479,17 @@ export function renderView(stage, model, hooks, handlers, state) {
   if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, { ...ctx, spread: !!hooks.spreadMessages });
   if (hooks.drawFront) hooks.drawFront(stage.front, model, ctx);
   // A phone has no pixel to spare: the padding the fit guessed (room for rows, chips and
-  // labels that may not be there) is swapped for what was drawn, once, and drawn again at
-  // that zoom (its labels keep their screen size, so a zoom in only brings them closer).
-  if (all && !state.keepBox && (stage.W || 900) < 600 && fitToDrawing(stage)) {
+  // labels that may not be there) is swapped for what was drawn, and drawn again at that zoom
+  // (its labels keep their screen size, so a zoom in only brings them closer). Labels placed
+  // at the guessed zoom can reach far out (datta-fairness's seekLoop label, 300 px left of
+  // R2), and at the new zoom they are placed nearer: so fit to the drawing again, up to three
+  // rounds, until the box holds. (One round left that phone's figure a quarter too small, its
+  // labels on one another, until anything redrew it.)
+  for (let round = 0; round < 3 && all && !state.keepBox && (stage.W || 900) < 600
+       && fitToDrawing(stage); round++) {
     state.keepBox = true;
     state.forceAll = true;
     try { renderView(stage, model, hooks, handlers, state); } finally { state.keepBox = false; }
-    return;
   }
   // Wider views guess their padding too, and the guess can fall short: a task's phase and
   // ticket over the top row (game-conflict at 1280x720: "TRYING" wholly above the top edge),
