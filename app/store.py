@@ -175,8 +175,13 @@ def save_link(rec: LinkRecord) -> str:
 def load_record(lid: str) -> LinkRecord:
     """The stored record of a short link, validated; LinkError 400 (bad id) / 404 (unknown)."""
     if not isinstance(lid, str) or not ID_RE.match(lid):
-        raise LinkError(400, "link id: must be 16 characters a–z and 2–7 "
-                             f"(got {str(lid)[:40]!r})")
+        # said for a teacher who pasted a link: what an id looks like, and the likely cause
+        text = str(lid)
+        cut = len(text) < 16 and re.fullmatch(r"[a-z2-7]*", text) is not None
+        raise LinkError(400, f"link id {text[:40]!r} is not a share link: a link id is 16 "
+                             f"characters, letters a–z and digits 2–7 (this one has {len(text)})"
+                             + (" — was the end of the link cut off when it was copied?"
+                                if cut else ""))
     raw = get_store().get(lid)
     if raw is None:
         raise LinkError(404, f"no link {lid!r}: it was never made here, or the link data "

@@ -237,6 +237,12 @@ def test_inspector_spacetime_and_narration(page: Any, live_server: str, screensh
     page.click('#view .layer.nodes > g[data-id="p1"]')
     page.wait_for_selector("#inspector .guard")
     assert page.text_content("#inspector h2").startswith("p1")
+    # the name and its status stand apart ("p1not waiting" ran together)
+    gap = page.evaluate("""() => { const h = document.querySelector('#inspector h2');
+      const r = document.createRange(); r.selectNodeContents(h.firstChild);
+      return h.querySelector('.insp-status').getBoundingClientRect().left
+             - r.getBoundingClientRect().right; }""")
+    assert gap >= 4, f"the inspector's name and status are {gap:.1f} px apart"
     assert page.locator("#inspector .vars tr").count() >= 3
     guards = page.locator("#inspector .guard").count()
     assert guards >= 3

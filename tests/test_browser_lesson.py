@@ -146,14 +146,17 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
         assert b.label in drawn[b.step]["text"]
     assert drawn[want]["figure"] and drawn[want]["here"]
     shoot(page, out / f"{sid}-1280x800.png")
+    # the projector's 1280 x 720 from here on: the five steps, then by hand
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.evaluate(SETTLED_JS)               # refitted to the new size (the resize's frame)
+    page.evaluate(SETTLED_JS)
     no_label_overlaps_at_five_other_steps(page, sid, s)
     # a bookmark is a button: it takes the timeline there
     other = next((b.step for b in marks if b.step != want), None)
     if other is not None:
         page.click(f'#bookmarks .moment[data-step="{other}"]')
         wait_step(page, other)
-    # by hand on the projector's 1280 x 720: step, deliver a message by a click, back, scrub
-    page.set_viewport_size({"width": 1280, "height": 720})
+    # by hand on the projector: step, deliver a message by a click, back, scrub
     steps_delivers_goes_back_and_scrubs(page, sid, screenshots)
     # the projector in present mode, and a phone
     page.set_viewport_size({"width": 1920, "height": 1080})
@@ -318,6 +321,14 @@ def test_a_crashed_task_is_visibly_crashed(page: Any, live_server: str) -> None:
                          "'#view .node[data-id=\"T1\"] .body')).fill")
     assert fill in ("rgb(85, 85, 85)",)
     assert g.locator(".cross").count() == 1
+    # a message with others queued behind it says how many, also when its label is shortened
+    # to initials in the crowd over the tasks: "I ×2", never "I2" (which reads as a name)
+    heads = page.evaluate("""() => [...document.querySelectorAll('#view .msg')].map((g) => [
+      g.querySelector('.msg-label').textContent, g.getAttribute('aria-label') || ''])""")
+    behind = [(lab, int(t.split(" more behind")[0].rsplit(", ", 1)[1]))
+              for lab, t in heads if " more behind it" in t]
+    assert behind, heads
+    assert all(lab == "" or lab.endswith(f" ×{n + 1}") for lab, n in behind), behind
 
 
 
@@ -339,8 +350,9 @@ OVERLAPS_JS = """() => {
 
 
 def no_label_overlaps_at_five_other_steps(page: Any, sid: str, s: dict[str, Any]) -> None:
-    """No label on another and none on another node at the figure moment and at five steps
-    spread over the run (on the page the figure test has open: one load per scenario)."""
+    """No label on another, none on another node and none cut by the figure's edge at the
+    figure moment and at five steps spread over the run (on the page the figure test has
+    open: one load per scenario)."""
     total, here = s["total"], s["step"]
     steps = [here] + sorted({max(0, min(total, round(total * f))) for f in (.1, .3, .5, .7, .9)}
                             - {here})[:5]
@@ -350,10 +362,11 @@ def no_label_overlaps_at_five_other_steps(page: Any, sid: str, s: dict[str, Any]
             page.evaluate("k => window.allocscope.act.goto(k)", k)
             wait_step(page, k)
             page.evaluate(SETTLED_JS)     # the frame after the one that drew step k
-        pairs = page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS)
+        pairs = (page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS)
+                 + page.evaluate(CLIPPED_JS) + page.evaluate(SPACETIME_JS))
         if pairs:
             found[k] = pairs[:4]
-    assert found == {}, f"{sid}: overlapping labels, or labels on other nodes {found}"
+    assert found == {}, f"{sid}: overlapping labels, labels on other nodes or cut by the edge {found}"
     if state(page)["step"] != here:
         page.evaluate("k => window.allocscope.act.goto(k)", here)
         wait_step(page, here)
@@ -467,13 +480,32 @@ BODIES_JS = """() => {
 }"""
 
 CLIPPED_JS = """() => {
-  // a text label of the figure that reaches past the figure's left or right edge (cut off)
+  // a text label of the figure that reaches past any edge of the figure (cut off: the phase
+  // and ticket over game-conflict's tasks, "Info ×2" over game-restricted-locality-3's T3 at
+  // 1280x720 were wholly or half above the top edge)
   const v = document.getElementById('view').getBoundingClientRect();
   return Array.from(document.querySelectorAll('#view text'))
     .filter(t => t.textContent.trim() && t.getBBox().width)
     .map(t => [t.textContent.trim(), t.getBoundingClientRect()])
-    .filter(([, r]) => r.left < v.left - 1 || r.right > v.right + 1)
+    .filter(([, r]) => r.left < v.left - 1 || r.right > v.right + 1
+                       || r.top < v.top - 1 || r.bottom > v.bottom + 1)
     .map(([s]) => [s, 'cut by the edge']);
+}"""
+
+SPACETIME_JS = """() => {
+  // the space-time diagram: an arrow that starts left of the lanes, over their names (a
+  // message sent before the steps shown), and lane names on one another
+  const names = [...document.querySelectorAll('#spacetime .lane text')];
+  const right = Math.max(0, ...names.map((t) => t.getBBox().x + t.getBBox().width));
+  const out = [...document.querySelectorAll('#spacetime .st-msg .shaft')]
+    .filter((l) => Math.min(+l.getAttribute('x1'), +l.getAttribute('x2')) < right)
+    .map((l) => [l.parentNode.__r ? 'arrow of step ' + l.parentNode.__r.step : 'arrow', 'over the lane names']);
+  const rs = names.map((t) => [t.textContent, t.getBoundingClientRect()]);
+  for (let i = 0; i < rs.length; i++) for (let j = i + 1; j < rs.length; j++) {
+    const a = rs[i][1], b = rs[j][1];
+    if (Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1) out.push([rs[i][0], rs[j][0]]);
+  }
+  return out;
 }"""
 
 # Moments a lesson opens at that are not a scenario's own figure moment or its five sample steps:
@@ -506,6 +538,13 @@ def test_a_long_legend_keeps_to_two_rows_beside_the_figure(page: Any, live_serve
     ring's height; it keeps to two, and a button shows the rest (and hides it again)."""
     page.set_viewport_size({"width": 1280, "height": 720})
     open_viewer(page, live_server, "/sim/datta-stress")
+    # the header keeps to one line each: the protocol's long name and the paper reference
+    # wrapped to two lines of small type while the title was cut to half its width
+    heads = page.evaluate("""() => [...document.querySelectorAll('.scn > *')].map((e) => {
+      const r = e.getBoundingClientRect(), lh = parseFloat(getComputedStyle(e).fontSize) * 1.6;
+      return [e.className || e.tagName, Math.round(r.height), Math.round(lh), Math.round(r.width)]; })""")
+    assert all(h <= lh + 6 for _, h, lh, _ in heads), heads
+    assert next(w for c, _, _, w in heads if "scn-title" in c) >= 300, heads
     legend = page.locator("#legend")
     assert legend.bounding_box()["height"] <= 50
     n = legend.locator(".lg").count()

@@ -42,15 +42,25 @@ def _answer(page: Any, kind: str, value: str) -> None:
         page.locator(f"#view g.msg[data-id='{value}'] .msg-shape").click()
 
 
+COLOURS_JS = """() => Object.fromEntries([...document.querySelectorAll('#view .msg')].map((g) => [
+  g.dataset.type, g.querySelector('.msg-shape').getAttribute('fill')]))"""
+
+
 def _explore_and_return(page: Any, base: str, lesson_id: str, ch: Any, step: int) -> None:
     """Explore from here, then come back by the viewer's visible "back to lesson" link."""
     lesson = LESSONS[lesson_id]
     href = page.get_attribute("#explore", "href")
     assert href == f"{place(lesson, ch).link()}&lesson={lesson_id}&chapter={ch.id}"
+    in_lesson = page.evaluate(COLOURS_JS)
     page.click("#explore")
     page.wait_for_url(f"{base}/sim/**")
     page.wait_for_function("s => document.body.dataset.ready === '1' && "
                            "document.body.dataset.step === String(s)", arg=step)
+    # a message type has the same colour in the lesson as in the viewer (the lesson drew
+    # game-conflict's Info black, the viewer light blue)
+    in_viewer = page.evaluate(COLOURS_JS)
+    both = set(in_lesson) & set(in_viewer)
+    assert {t: in_lesson[t] for t in both} == {t: in_viewer[t] for t in both}
     back = page.locator("#back-to-lesson")
     assert back.is_visible()
     number = lesson.chapters.index(ch) + 1

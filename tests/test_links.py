@@ -124,6 +124,10 @@ def test_bad_short_links_get_a_clear_page(client: TestClient, lid: str, status: 
     assert page.status_code == status
     assert "text/html" in page.headers["content-type"]
     assert ("no link" in page.text) if status == 404 else ("link id" in page.text)
+    # the heading says what happened in words (it was only "400" or "404")
+    assert ("<h1>Not found" in page.text) if status == 404 else ("<h1>This address cannot be opened" in page.text)
+    # a well-formed start that is too short was most likely cut off when it was copied
+    assert ("cut off" in page.text) == (lid == "short")
     assert "<script>" not in page.text
     api = client.get(f"/api/links/{lid}")
     assert api.status_code == status and api.json()["detail"]

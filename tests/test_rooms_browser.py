@@ -322,6 +322,14 @@ def test_the_room_page_gives_the_figure_room(browser: Any, live_server: str,
             assert page.evaluate(OVERLAPS_JS) == [], (k, page.url)
             assert page.evaluate(side) >= plain, (k, page.url, plain)
         if k == here:
+            # the legend beside the figure lists what the figure uses, not two items and
+            # "+11 more" (the two-row clamp of a legend under the figure took it for rows)
+            shown = teacher.evaluate("""() => { const b = document.getElementById('legend');
+              const r = b.getBoundingClientRect();
+              return {more: !!b.querySelector('.lg-more'), all: b.querySelectorAll('.lg').length,
+                      seen: [...b.querySelectorAll('.lg')].filter((i) => { const q = i.getBoundingClientRect();
+                        return q.height > 0 && q.top >= r.top - 1 && q.bottom <= r.bottom + 1; }).length}; }""")
+            assert not shown["more"] and shown["seen"] >= min(8, shown["all"]), shown
             shoot(teacher, screenshots / "room-ring-teacher.png")
             shoot(student, screenshots / "room-ring-student.png")
     lanes = student.evaluate("() => [...document.querySelectorAll('#spacetime .lane text')]"

@@ -81,6 +81,9 @@ export function setupLegend(box) {
 function clamp(box) {
   box.classList.remove("clamped", "open");
   if (innerWidth < 600) return;
+  // a legend in a column (a room's page: beside the figure, scrolling) has a row per item:
+  // two rows were two items, "in critical section" and "waiting", and "+11 more"
+  if (getComputedStyle(box).flexDirection === "column") return;
   const items = Array.from(box.querySelectorAll(".lg"));
   if (!items.length) return;
   box.classList.add("clamped");     // measured with the room the button takes

@@ -5,6 +5,7 @@ import { Socket } from "./socket.js";
 import { applyFrame, clearDirty, emptyModel, trace } from "./model.js";
 import { makeStage, renderView } from "./views/common.js";
 import { hooksFor } from "./views/index.js";
+import { setStyles } from "./messages.js";
 
 export function setupFigure(svg, { onFrame, onStatus, onNode, onMessage }) {
   const model = emptyModel();
@@ -19,6 +20,9 @@ export function setupFigure(svg, { onFrame, onStatus, onNode, onMessage }) {
     onFrame: (msg) => {
       if (msg.type !== "frame") return;
       if (msg.protocol && msg.protocol.view_kind) hooks = hooksFor(msg.protocol.view_kind);
+      // the protocol's own shape and colour per message type, as in the viewer (without them
+      // the lesson drew game-conflict's Info as black hexagons, the viewer as light blue ones)
+      if (msg.protocol) setStyles(msg.protocol.message_styles);
       applyFrame(model, msg);
       render();
       onFrame(model, msg);

@@ -222,11 +222,13 @@ export function drawMessages(layer, model, hooks, opts) {
   if (showLabels) declutter(layer);
 }
 
-/** "NewReq" → "NR", "nsACK" → "nACK", "KL-ACK2" → "KA2": first letter, capitals and digits. */
+/** "NewReq" → "NR", "nsACK" → "nACK", "KL-ACK2" → "KA2": first letter, capitals and digits.
+ * A count of messages behind it stays a count: "Info ×2" → "I ×2" (it read "I2", a name). */
 export function initials(label) {
-  const s = String(label);
+  const m = /^(.*?)( ×\d+)$/.exec(String(label));
+  const s = m ? m[1] : String(label), many = m ? m[2] : "";
   const out = s[0] + Array.from(s.slice(1)).filter((c) => /[A-Z0-9]/.test(c)).join("");
-  return out.length < s.length ? out.slice(0, 5) : s;
+  return (out.length < s.length ? out.slice(0, 5) : s) + many;
 }
 
 const overlaps = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1

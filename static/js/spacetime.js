@@ -69,8 +69,11 @@ export function setupSpacetime(svg, act) {
       },
       (g, r) => {
         g.__r = r;
-        const x1 = sx(r.sent_step ?? r.step - 1), x2 = sx(r.step);
-        const y1 = lane.has(String(r.src)) ? ly(r.src) : ly(r.dst) - lh * 0.4, y2 = ly(r.dst);
+        let x1 = sx(r.sent_step ?? r.step - 1), y1 = lane.has(String(r.src)) ? ly(r.src) : ly(r.dst) - lh * 0.4;
+        const x2 = sx(r.step), y2 = ly(r.dst);
+        // sent before the steps shown: the same line, cut at the window's left edge (it ran
+        // from x < 0 across the lanes' names: game-restricted-locality-3 at its figure moment)
+        if (x1 < LEFT && x2 > LEFT) { y1 += ((y2 - y1) * (LEFT - x1)) / (x2 - x1); x1 = LEFT; }
         for (const line of g.children) {
           attr(line, "x1", x1.toFixed(1)); attr(line, "y1", y1.toFixed(1));
           attr(line, "x2", x2.toFixed(1)); attr(line, "y2", y2.toFixed(1));

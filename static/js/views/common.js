@@ -491,6 +491,61 @@ export function renderView(stage, model, hooks, handlers, state) {
     state.forceAll = true;
     try { renderView(stage, model, hooks, handlers, state); } finally { state.keepBox = false; }
   }
+  // Wider views guess their padding too, and the guess can fall short: a task's phase and
+  // ticket over the top row (game-conflict at 1280x720: "TRYING" wholly above the top edge),
+  // a message label over the top row, three queue rows under the bottom resources. What was
+  // drawn past the shown area widens the box (never narrows it, so the zoom does not jitter
+  // while stepping) and is drawn again at that zoom, at most twice in a row.
+  if (!state.keepBox && (stage.W || 900) >= 600 && n <= 80
+      && (all || d.messages || d.queues || d.nodes.size || d.extra) && growToDrawing(stage)) {
+    state.keepBox = true;
+    state.forceAll = true;
+    try {
+      renderView(stage, model, hooks, handlers, state);
+      if (growToDrawing(stage)) { state.forceAll = true; renderView(stage, model, hooks, handlers, state); }
+    } finally { state.keepBox = false; }
+  }
+}
+
+/** The view box's new zoom: --k, the arrowheads, and what the fit told the layouts. */
+function setBox(stage, box) {
+  const k = 1 / (Math.min(stage.W / box[2], stage.H / box[3]) || 1);
+  attr(stage.svg, "viewBox", box.map((v) => v.toFixed(0)).join(" "));
+  stage.k = k;
+  stage.top = box[1] - Math.max(0, (stage.H * k - box[3]) / 2);
+  stage.svg.style.setProperty("--k", k.toFixed(3));
+  for (const m of stage.svg.querySelectorAll("marker")) {
+    attr(m, "markerWidth", (12 * k).toFixed(1));
+    attr(m, "markerHeight", (12 * k).toFixed(1));
+  }
+}
+
+/**
+ * Widen the view box to hold what the nodes, queues, messages and front layers drew (plus 6
+ * screen px) when some of it lies outside the area shown (the box, centred in the view);
+ * true if it changed.
+ */
+function growToDrawing(stage) {
+  const old = (stage.svg.getAttribute("viewBox") || "").split(" ").map(Number);
+  if (old.length !== 4 || !stage.W || !stage.H || !stage.k) return false;
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (const layer of [stage.nodes, stage.queues, stage.messages, stage.front]) {
+    let b;
+    try { b = layer.getBBox(); } catch { continue; }
+    if (!b || (!b.width && !b.height)) continue;
+    x0 = Math.min(x0, b.x); y0 = Math.min(y0, b.y);
+    x1 = Math.max(x1, b.x + b.width); y1 = Math.max(y1, b.y + b.height);
+  }
+  if (!Number.isFinite(x0)) return false;
+  const k = stage.k, sw = stage.W * k, sh = stage.H * k;
+  const sx = old[0] - (sw - old[2]) / 2, sy = old[1] - (sh - old[3]) / 2;   // the area shown
+  const tol = k;   // one screen pixel
+  if (x0 >= sx - tol && y0 >= sy - tol && x1 <= sx + sw + tol && y1 <= sy + sh + tol) return false;
+  const pad = 6 * k;
+  const nx0 = Math.min(old[0], x0 - pad), ny0 = Math.min(old[1], y0 - pad);
+  const nx1 = Math.max(old[0] + old[2], x1 + pad), ny1 = Math.max(old[1] + old[3], y1 + pad);
+  setBox(stage, [nx0, ny0, nx1 - nx0, ny1 - ny0]);
+  return true;
 }
 
 /** Set the view box to the drawing's own box (plus 6 screen px); true if it changed. */

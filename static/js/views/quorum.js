@@ -56,8 +56,9 @@ export default {
   // a process's badges one per line ("query", "Q-region", "W=u5"): joined, the line was wider
   // than the gap to the next process (coterie-random at its figure moment)
   stackBadges: (n) => n.kind !== "resource",
-  // five processes or more stand too close for a row of X_v chips over each (coterie-random:
-  // u2's row ran over u3): their queues go to the table beside the figure (common.js)
-  queueColumn: (view) => Array.from(view.nodes.values()).filter((n) => n.kind !== "resource").length >= 5,
+  // four processes or more stand too close for a row of X_v chips over each (coterie-random:
+  // u2's row ran over u3; coterie-example4 at 1280x720: u2's three chips over X_u3): their
+  // queues go to the table beside the figure (common.js)
+  queueColumn: (view) => Array.from(view.nodes.values()).filter((n) => n.kind !== "resource").length >= 4,
   queueAnchor: (n, idx, ctx) => ({ x: n.x, y: n.y - ctx.r - (14 + idx * 20) * (ctx.k || 1), centre: true }),
 };

@@ -77,6 +77,9 @@ function placeSeekLabels(layer, ctx) {
   const spots = [[0, -r - 16 * k, "middle"], [0, r + 26 * k, "middle"], [r + 14 * k, 5 * k, "start"],
     [-r - 14 * k, 5 * k, "end"], [0, -r - 34 * k, "middle"], [0, r + 44 * k, "middle"]];
   for (const t of labels) {
+    // (a label left out last time is measured shown: hidden, its box is empty and "fitted"
+    // the first spot, over R2 and R3's names at datta-fig3's step 21 after a jump)
+    t.style.display = "";
     let ok = false;
     for (const [x, y, anchor] of spots) {
       t.setAttribute("x", String(x)); t.setAttribute("y", String(y)); t.setAttribute("text-anchor", anchor);
