@@ -123,6 +123,30 @@ def test_try_it_missed_solved_explore_and_return(page: Any, live_server: str, le
     _explore_and_return(page, live_server, lesson_id, ch, step_of(lesson, ch))
 
 
+def test_a_late_answer_to_an_earlier_move_does_not_unsolve_the_task(page: Any,
+                                                                    live_server: str) -> None:
+    """Each move asks the server whether the goal holds; a busy server can answer out of order.
+    The answer to the first of kout's two solving moves ("not yet") is held back until the
+    second's ("done") is shown: the task stays solved (it read "not yet" before)."""
+    lesson, ch = _chapter("kout-fig1-virtual-ring", "tour")
+    first, second = ch.try_it.solution
+    _open(page, live_server, lesson.id, ch.id, step_of(lesson, ch))
+    page.wait_for_selector("#fig-events:not([hidden]) .ev")
+    held = []
+    page.route("**/try", lambda route: held.append(route) if not held else route.continue_())
+    page.click(f"#fig-events .ev[data-event='{first}']")
+    page.wait_for_function("s => document.body.dataset.step === String(s)", arg=step_of(lesson, ch) + 1)
+    page.click(f"#fig-events .ev[data-event='{second}']")
+    page.wait_for_selector("#ch-task[data-solved='true']")
+    assert len(held) == 1 and held[0].request.post_data_json == {"events": [first]}
+    with page.expect_event("requestfinished", lambda r: r is held[0].request):
+        held[0].continue_()
+    page.evaluate(SETTLED_JS)
+    page.wait_for_timeout(200)                     # what the late answer would do, it has done
+    assert page.get_attribute("#ch-task", "data-solved") == "true"
+    assert "Done in 2 events" in page.text_content("#ch-task .try-status")
+
+
 def test_navigation_keys_hash_and_index_marks(page: Any, live_server: str) -> None:
     lesson = LESSONS["datta-fig1-deadlock"]
     first, second = lesson.chapters[0], lesson.chapters[1]

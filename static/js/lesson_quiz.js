@@ -73,12 +73,24 @@ export function showTry(box, lessonId, ch, saved, { onSolved }) {
   el("p", "question", ch.try_it.task, box);
   if (ch.try_it.hint) el("p", "how", `Hint: ${ch.try_it.hint}`, box);
   const status = el("p", "try-status", saved ? "Solved before — try it again if you like." : "Click messages on the figure, or the events below it.", box);
-  return (events) => post(`/api/lessons/${lessonId}/${ch.id}/try`, { events }).then((r) => {
-    box.dataset.solved = String(r.holds);
-    status.className = `try-status ${r.holds ? "right" : ""}`;
-    status.textContent = r.holds
-      ? `Done in ${events.length} event${events.length === 1 ? "" : "s"}: the simulator confirms the goal holds.`
-      : `${events.length} event${events.length === 1 ? "" : "s"} so far: not yet.`;
-    if (r.holds) onSolved();
-  }).catch((e) => { status.className = "try-status error"; status.textContent = e.message; });
+  // Each event asks the server anew, and a busy server can answer out of order: only the
+  // answer to the latest question is shown (an older "not yet" once came after "done" and
+  // left a solved task looking unsolved).
+  let asked = 0;
+  return (events) => {
+    const mine = ++asked;
+    return post(`/api/lessons/${lessonId}/${ch.id}/try`, { events }).then((r) => {
+      if (mine !== asked) return;
+      box.dataset.solved = String(r.holds);
+      status.className = `try-status ${r.holds ? "right" : ""}`;
+      status.textContent = r.holds
+        ? `Done in ${events.length} event${events.length === 1 ? "" : "s"}: the simulator confirms the goal holds.`
+        : `${events.length} event${events.length === 1 ? "" : "s"} so far: not yet.`;
+      if (r.holds) onSolved();
+    }).catch((e) => {
+      if (mine !== asked) return;
+      status.className = "try-status error";
+      status.textContent = e.message;
+    });
+  };
 }
