@@ -405,23 +405,15 @@ function fitViewBox(stage, model, ctx, hooks) {
     box = [x0, y0, x1 - x0, y1 - y0];
     k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
   }
-  attr(stage.svg, "viewBox", box.map((v) => v.toFixed(0)).join(" "));
-  stage.k = k;
   stage.H = H;
   stage.W = W;
-  // the top of what is shown (the box is centred when the view is wider than it needs)
-  stage.top = box[1] - Math.max(0, (H * k - box[3]) / 2);
+  setBox(stage, box);
   // Nodes closer than ~95 screen pixels have no room for detail lines (tooltips and the
   // inspector still have them).
   // A layout whose detail lines hang under nodes stacked in rows (the tree) needs the lines'
   // height between two rows as well, and room for the tokens travelling on the edges there.
   stage.dense = near / k < (hooks.rowsBelow ? Math.max(95, 2 * Math.min(34, near * 0.32) / k + 70 + 14 * lines) : 95);
   stage.near = near;
-  stage.svg.style.setProperty("--k", k.toFixed(3));
-  for (const m of stage.svg.querySelectorAll("marker")) {
-    attr(m, "markerWidth", (12 * k).toFixed(1));
-    attr(m, "markerHeight", (12 * k).toFixed(1));
-  }
 }
 
 /**
@@ -507,7 +499,8 @@ export function renderView(stage, model, hooks, handlers, state) {
   }
 }
 
-/** The view box's new zoom: --k, the arrowheads, and what the fit told the layouts. */
+/** Show ``box``: its zoom (--k, the arrowheads) and the top of what is shown (the box is centred
+ * when the view is wider than it needs), for the layouts; the one place a view box is set. */
 function setBox(stage, box) {
   const k = 1 / (Math.min(stage.W / box[2], stage.H / box[3]) || 1);
   attr(stage.svg, "viewBox", box.map((v) => v.toFixed(0)).join(" "));
@@ -553,18 +546,10 @@ function fitToDrawing(stage) {
   let b;
   try { b = stage.svg.getBBox(); } catch { return false; }
   if (!b || !b.width || !b.height || !stage.k) return false;
-  const W = stage.W, H = stage.H, pad = 6 * stage.k;
+  const pad = 6 * stage.k;
   const box = [b.x - pad, b.y - pad, b.width + 2 * pad, b.height + 2 * pad];
   const old = (stage.svg.getAttribute("viewBox") || "").split(" ").map(Number);
   if (old.length === 4 && box.every((v, i) => Math.abs(v - old[i]) < 0.02 * Math.max(old[2], old[3]))) return false;
-  const k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
-  attr(stage.svg, "viewBox", box.map((v) => v.toFixed(0)).join(" "));
-  stage.k = k;
-  stage.top = box[1] - Math.max(0, (H * k - box[3]) / 2);
-  stage.svg.style.setProperty("--k", k.toFixed(3));
-  for (const m of stage.svg.querySelectorAll("marker")) {
-    attr(m, "markerWidth", (12 * k).toFixed(1));
-    attr(m, "markerHeight", (12 * k).toFixed(1));
-  }
+  setBox(stage, box);
   return true;
 }
