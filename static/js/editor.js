@@ -275,7 +275,18 @@ function checkQuickly() {
   markInline(found);
 }
 
+/** Open and save only a scenario the server accepted; otherwise say why, beside the buttons
+ * (a button that looked ready but did nothing on a broken scenario misled the class). */
+function actionsFor(res) {
+  const why = $("ed-why");
+  for (const id of ["ed-open", "ed-save"]) $(id).disabled = !res.ok;
+  const n = res.ok ? 0 : res.errors.length;
+  why.textContent = res.ok ? "" : `To open or save it, fix the ${n === 1 ? "problem" : `${n} problems`} listed above first.`;
+  why.hidden = res.ok;
+}
+
 function showErrors(res) {
+  actionsFor(res);
   const ul = $("ed-errors");
   ul.replaceChildren();
   for (const el of document.querySelectorAll(".invalid")) el.classList.remove("invalid");
@@ -395,4 +406,7 @@ function wire() {
 }
 
 wire();
-loadProtocols().then(loadSource).catch((e) => status(`cannot load: ${e.message}`));
+loadProtocols().then(loadSource).catch((e) => {
+  status(`cannot load: ${e.message}`);
+  $("ed-why").textContent = "Nothing to open or save: the scenario could not be loaded (see above). Upload a file or edit the raw JSON.";
+});
