@@ -274,6 +274,33 @@ def test_keyboard_play_pause(page: Any, live_server: str) -> None:
     page.wait_for_function("() => !window.allocscope.model.playing")
     page.wait_for_timeout(300)
     assert not state(page)["playing"]
+    # the keyboard help is a modal: a dimmed backdrop over the page, keys do not reach the page
+    # behind, Esc and a click outside it close it, and the focus goes back to where it was
+    page.focus("#btn-step")
+    page.keyboard.press("?")
+    help_js = """() => { const h = document.getElementById('help');
+      return {modal: h.matches(':modal'), focus: document.activeElement.id,
+              backdrop: getComputedStyle(h, '::backdrop').backgroundColor}; }"""
+    shown = page.evaluate(help_js)
+    assert shown["modal"] and shown["focus"] == "help-close", shown
+    alpha = page.evaluate("c => { const m = c.match(/rgba?\\(([^)]*)\\)/); "
+                          "const p = m ? m[1].split(/[ ,\\/]+/) : []; "
+                          "return p.length > 3 ? +p[3] : (m ? 1 : 0); }", shown["backdrop"])
+    assert alpha >= 0.4, shown["backdrop"]
+    k = state(page)["step"]
+    page.keyboard.press("ArrowRight")                      # behind the modal: nothing happens
+    page.wait_for_timeout(200)
+    assert state(page)["step"] == k and page.is_visible("#help")
+    page.keyboard.press("Escape")
+    assert not page.is_visible("#help")
+    assert page.evaluate("() => document.activeElement.id") == "btn-step"
+    page.click("#btn-help")
+    assert page.is_visible("#help")
+    page.mouse.click(8, 700)                               # outside the box: on the backdrop
+    assert not page.is_visible("#help")
+    page.click("#btn-help")
+    page.mouse.click(640, 360)                             # inside it: it stays
+    assert page.is_visible("#help")
 
 
 def test_scenario_text_is_never_markup(page: Any, live_server: str, screenshots: Path) -> None:
