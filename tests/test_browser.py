@@ -248,6 +248,13 @@ def test_inspector_spacetime_and_narration(page: Any, live_server: str, screensh
     assert guards >= 3
     assert page.locator("#inspector .guard.blocked").count() + page.locator("#inspector .guard.holds").count() == guards
     shoot(page, screenshots / "token-ring-inspector.png")
+    # readable from the back of a room at 1280x720: the lane names as large as their lanes
+    # allow (five lanes of 22 px: 14 px; they were 11) and the diagram's axis line 12 (it was
+    # 10); the figure's detail lines: tests/test_browser_rules.py (kout-fig3)
+    sizes = page.evaluate("""() => {
+      const fs = (sel) => [...document.querySelectorAll(sel)].map((t) => parseFloat(getComputedStyle(t).fontSize));
+      return {lanes: fs('#spacetime .lane text'), axis: fs('#spacetime .st-axis')}; }""")
+    assert sizes["lanes"] == [14] * 5 and sizes["axis"] == [12], sizes
     page.click('.tab[data-tab="log"]')
     page.select_option("#log-proc", "p1")
     texts = page.eval_on_selector_all("#log li", "ls => ls.map(l => l.textContent)")
