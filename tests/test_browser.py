@@ -203,6 +203,9 @@ def test_lossy_ring_deadlock_cycle_and_back(page: Any, live_server: str, screens
     assert sorted(page.eval_on_selector_all("#view .node.in-cycle", "gs => gs.map(g => g.dataset.id)")) \
         == ["p0", "p1", "p2", "p3"]
     assert page.locator("#view .cycle-edge").count() == 4
+    # the banner says the kind once ("deadlock at step 7: deadlock: p0 waits" stuttered)
+    said = page.text_content("#banner")
+    assert said.startswith("deadlock at step ") and said.count("deadlock") == 1, said
     step = int(page.get_attribute("#markers .marker.deadlock", "data-step"))
     page.keyboard.press("Home")
     wait_step(page, 0)
