@@ -432,6 +432,15 @@ def test_unknown_scenario_gets_the_error_page(page: Any, live_server: str) -> No
     resp = page.goto(live_server + "/sim/no-such-scenario")
     assert resp.status == 404
     assert "no-such-scenario" in page.text_content(".error-message")
+    # a schedule the scenario cannot take: the viewer says so in a strip that stays (not a
+    # toast that left an empty figure), with a link to the scenario from its start
+    page.goto(live_server + "/sim/datta-fig1?variant=naive&schedule=m0,zz")
+    strip = page.wait_for_selector("#load-error")
+    said = strip.text_content()
+    assert "cannot be opened as it is" in said and "'m0'" in said, said
+    page.wait_for_timeout(4000)                        # (the toast is gone by now)
+    assert page.is_visible("#load-error")
+    assert page.get_attribute("#load-error a", "href") == "/sim/datta-fig1?variant=naive"
 
 
 def _corrupt_scenario_url(base: str) -> str:
