@@ -102,6 +102,9 @@ def test_teacher_and_three_students(browser: Any, live_server: str, screenshots:
     teacher.wait_for_function("() => document.body.dataset.roomStudents === '3'")
     assert teacher.inner_text("#room-count") == "3 students"
     same_as(students, teacher)
+    # a follower has no greyed "check" alone on a second row: the controls are one row high
+    assert not students[0].is_visible("#btn-check")
+    assert students[0].locator("#controls").bounding_box()["height"] < 56
 
     # follow through steps
     teacher.select_option("#scheduler", "oldest")
@@ -187,6 +190,7 @@ def test_teacher_and_three_students(browser: Any, live_server: str, screenshots:
     fork = students[1]
     fork.click(".room-fork")
     fork.wait_for_function("() => document.body.dataset.roomMode === 'fork'")
+    assert fork.is_enabled("#btn-check") and fork.is_visible("#btn-check")   # exploring: it may
     k = st(fork)["step"]
     fork.click("#btn-step")
     fork.wait_for_function(f"() => window.allocscope.model.step === {k + 1}")
