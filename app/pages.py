@@ -42,10 +42,13 @@ class PageError(ValueError):
         self.message = message
 
 
-def error_page(request: Request, status: int, message: str) -> HTMLResponse:
+def error_page(request: Request, status: int, message: str,
+               way: tuple[str, str] | None = None) -> HTMLResponse:
+    """The error page; ``way`` (href, words) is a way on offered before "Back to the gallery"
+    (a student whose room code is wrong wants the join box, not the gallery)."""
     return templates.TemplateResponse(
         request, "error.html", {"status": status, "message": message, "embed": False,
-                                "present": False}, status_code=status)
+                                "present": False, "way": way}, status_code=status)
 
 
 def protocol_of(sc: Scenario) -> dict[str, Any]:
