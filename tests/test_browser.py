@@ -589,3 +589,18 @@ def test_a_step_keeps_the_events_rows_and_their_focus(page: Any, live_server: st
     assert focused == [keep, 1], focused
     rows = page.eval_on_selector_all("#events button[data-event]", "bs => bs.map(b => b.dataset.event)")
     assert rows == after["enabled"][:300]
+
+
+def test_a_lesson_choice_marks_the_pick_and_the_right_answer(page: Any, live_server: str) -> None:
+    """(Here, not in the lesson test files another engineer is reshaping this round.) After a
+    choice prediction the buttons stay, disabled, with the student's pick and the simulator's
+    answer marked on them: all three greyed alike left the class guessing what was chosen."""
+    page.goto(f"{live_server}/lesson/datta-fig1-deadlock#unloop")
+    page.click(".choice[data-choice='deadlock']")
+    page.wait_for_selector(".verdict.wrong")
+    marks = page.eval_on_selector_all(".choice", """cs => cs.map(c => [c.dataset.choice,
+      c.classList.contains('chosen'), c.classList.contains('right'), c.textContent,
+      getComputedStyle(c).opacity, c.disabled])""")
+    assert marks == [["ok", False, True, "✓ ok", "1", True],
+                     ["deadlock", True, False, "✗ deadlock", "1", True],
+                     ["livelock", False, False, "livelock", "0.45", True]], marks
