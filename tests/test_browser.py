@@ -443,7 +443,7 @@ def test_unknown_scenario_gets_the_error_page(page: Any, live_server: str) -> No
     page.goto(live_server + "/sim/datta-fig1?variant=naive&schedule=m0,zz")
     strip = page.wait_for_selector("#load-error")
     said = strip.text_content()
-    assert "cannot be opened as it is" in said and "'m0'" in said, said
+    assert "cannot show what its address asks for" in said and "'m0'" in said, said
     assert page.is_hidden("#fault-hint")               # not a toast that goes after 3.5 s
     assert page.get_attribute("#load-error a", "href") == "/sim/datta-fig1?variant=naive"
 

@@ -71,7 +71,9 @@ function toast(message, kind = "error") {
 const send = (cmd) => socket.send(cmd).catch((e) => toast(e.message));
 
 function load(extra = {}) {
-  return send(loadCmd(extra));
+  // (a later load that worked, e.g. after "server busy", takes the first load's strip away)
+  return socket.send(loadCmd(extra)).then((f) => { $("load-error")?.remove(); return f; },
+                                           (e) => toast(e.message));
 }
 
 /**
@@ -85,7 +87,7 @@ function firstLoad() {
     strip.id = "load-error";
     strip.className = "banner load-error";
     strip.setAttribute("role", "alert");
-    strip.append(`This address cannot be opened as it is: ${e.message}. `);
+    strip.append(`This page cannot show what its address asks for: ${e.message}. `);
     if (!page.link && ((page.schedule || []).length || (page.step !== null && page.step !== undefined))) {
       const a = document.createElement("a");
       const q = page.variant ? `?variant=${encodeURIComponent(page.variant)}` : "";
