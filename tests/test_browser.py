@@ -354,14 +354,38 @@ def test_gallery_cards_and_filter(page: Any, live_server: str, screenshots: Path
 
 @pytest.mark.parametrize("mode", ["present", "embed"])
 def test_present_and_embed_modes(page: Any, live_server: str, mode: str, screenshots: Path) -> None:
-    open_viewer(page, live_server, f"/sim/token-ring?{mode}=1")
+    """Embed: only the figure and the minimal controls. Present mode at the projector's 1280x720
+    gives the figure more room than normal mode (327 px high on datta-fig3; present mode had 305,
+    with two rows of controls and two of legend, and Fig. 3's nodes too close for their detail
+    lines): the controls are one row and every one of them is reachable through "more"."""
+    sid = "datta-fig3" if mode == "present" else "token-ring"
+    open_viewer(page, live_server, f"/sim/{sid}?{mode}=1")
     assert mode in page.get_attribute("body", "class")
     if mode == "embed":
         assert not page.is_visible("#side")
         assert page.is_visible("#btn-step")
-    else:
-        assert page.is_visible("#side")
-    shoot(page, screenshots / f"token-ring-{mode}.png")
+        shoot(page, screenshots / f"{sid}-{mode}.png")
+        return
+    assert page.is_visible("#side")
+    shoot(page, screenshots / f"{sid}-{mode}.png")
+    geo = page.evaluate("""() => {
+        const shown = [...document.getElementById('controls').children].filter(e => e.offsetParent);
+        return {view: document.getElementById('view').getBoundingClientRect().height,
+                below: shown.filter(e => e.getBoundingClientRect().top
+                    >= Math.min(...shown.map(x => x.getBoundingClientRect().bottom))).length,
+                right: Math.max(...shown.map(e => e.getBoundingClientRect().right)),
+                details: [...document.querySelectorAll('#view .node .detail')]
+                    .filter(t => t.getBoundingClientRect().height > 0).length}; }""")
+    assert geo["view"] >= 350, f"present mode's figure is {geo['view']:.0f} px high (normal: 327)"
+    assert geo["below"] == 0 and geo["right"] <= 1280, f"controls: {geo}"
+    assert geo["details"] >= 6, f"Fig. 3's detail lines are not drawn: {geo}"
+    hidden = ["#seed", "#motion", "#btn-compare", "#btn-room", "#share-tools"]
+    assert not any(page.is_visible(s) for s in hidden)
+    page.click("#btn-more")
+    assert all(page.is_visible(s) for s in hidden)
+    assert page.get_attribute("#btn-more", "aria-expanded") == "true"
+    page.click("#btn-more")
+    assert not page.is_visible("#seed")
 
 
 def test_fault_buttons_and_metrics(page: Any, live_server: str, screenshots: Path) -> None:

@@ -123,6 +123,12 @@ export function setupControls(act) {
     location.search = q.toString();
   });
   $("btn-present").setAttribute("aria-pressed", String(new URLSearchParams(location.search).get("present") === "1"));
+  // present mode keeps the controls to one row; "more ▾" shows the rest (app.css) and hides them again
+  $("btn-more").addEventListener("click", () => {
+    const open = $("controls").classList.toggle("more");
+    $("btn-more").setAttribute("aria-expanded", String(open));
+    $("btn-more").textContent = open ? "less ▴" : "more ▾";
+  });
 
   const pick = $("branch-pick");
   pick.addEventListener("change", () => act.branch(+pick.value));

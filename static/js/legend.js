@@ -88,8 +88,10 @@ function clamp(box) {
   if (!items.length) return;
   box.classList.add("clamped");     // measured with the room the button takes
   const tops = Array.from(new Set(items.map((i) => i.offsetTop))).sort((a, b) => a - b);
-  if (tops.length <= 2) { box.classList.remove("clamped"); return; }
-  const hidden = items.filter((i) => i.offsetTop > tops[1]).length;
+  // (present mode: one row, the figure needs the height more than a projector's class the key)
+  const rows = document.body.classList.contains("present") ? 1 : 2;
+  if (tops.length <= rows) { box.classList.remove("clamped"); return; }
+  const hidden = items.filter((i) => i.offsetTop > tops[rows - 1]).length;
   const more = document.createElement("button");
   more.type = "button";
   more.className = "lg-more";
