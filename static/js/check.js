@@ -59,8 +59,21 @@ export function startCheck({ model, page, socket, toast }) {
     await fetch(`/api/check/${job}`, { method: "DELETE" }).catch(() => {});
   }
 
+  let started = 0;   // when the button was pressed (the client's clock: only for "starting… N s")
+
   function progressView(p) {
     const states = p.states || 0;
+    // The worker process takes seconds to start and reports first after 2,000 states: until
+    // then say so ("0 states, depth 0, 0 s" read as a search that found nothing).
+    if (!states) {
+      const waited = Math.round((performance.now() - started) / 1000);
+      return [
+        el("span", { className: "check-label check-starting",
+                     textContent: `starting the explorer (a worker process on the server)… ${waited} s ` }),
+        el("button", { type: "button", textContent: "cancel", title: "Stop the search",
+                       onclick: cancel }),
+      ];
+    }
     const bar = el("progress", { max: MAX_STATES, value: states, id: "check-progress" });
     bar.title = `${states.toLocaleString()} of at most ${MAX_STATES.toLocaleString()} states`;
     return [
@@ -103,10 +116,13 @@ export function startCheck({ model, page, socket, toast }) {
           const cmd = { op: "load", scenario: scenarioRef(), schedule, step: 0 };
           if (variant()) cmd.variant = variant();
           socket.send(cmd).then(() => {
-            panel.hidden = true;
-            // say what is on the screen now, and keep saying it (a chip by the step counter)
+            // say what is on the screen now, where the button was (a toast over the figure hid
+            // its bottom node), for 3.5 s; then the chip by the step counter keeps saying it
             const what = `${VERDICT[r.result] || r.result}`.split(":")[0];
-            toast(`watching the counterexample found by check (${schedule.length} steps): ${what}; press play or →`, "notice");
+            const said = el("span", { id: "cex-notice", textContent:
+              `watching the counterexample found by check (${schedule.length} steps): ${what}; press play or →` });
+            show(said);
+            setTimeout(() => { if (said.isConnected) panel.hidden = true; }, 3500);
             let chip = document.getElementById("cex-chip");
             if (!chip) {
               chip = document.createElement("span");
@@ -149,7 +165,8 @@ export function startCheck({ model, page, socket, toast }) {
   button.addEventListener("click", async () => {
     if (job) return;
     button.disabled = true;
-    show(el("span", { textContent: "starting the explorer…" }));
+    started = performance.now();
+    show(el("span", { className: "check-starting", textContent: "starting the explorer…" }));
     const body = { scenario: scenarioRef(), max_states: MAX_STATES };
     if (variant()) body.variant = variant();
     try {
