@@ -77,6 +77,9 @@ def test_check_with_partial_order_reduction_does_not_claim_livelock_freedom(
     """coterie checks use partial-order reduction by default, which skips the livelock search:
     the panel says so instead of the full 'no livelock' verdict."""
     open_viewer(page, live_server, "/sim/coterie-race-stale-preempt?variant=full")
+    # nothing is broken under `full`: the as-printed run's moments are not shown on its timeline
+    moments = page.eval_on_selector_all("#bookmarks .moment", "ms => ms.map(m => m.textContent)")
+    assert not any("Lemma 1 broken" in m or "used twice" in m for m in moments), moments
     page.click("#btn-check")
     page.wait_for_function("() => /ok: no violation/.test(document.getElementById('check-panel')"
                            ".textContent)", timeout=60_000)

@@ -57,3 +57,38 @@ def test_the_gallery_page_links_to_the_lessons_and_every_erratum_page() -> None:
                      "/paper/task_game"):
             assert f'href="{href}"' in page, href
             assert client.get(href).status_code == 200, href
+
+
+FAILED = ("violation", "deadlock", "livelock")
+
+
+def _fired_by(sc, variant: str, step: int) -> bool:
+    """Whether ``variant``'s run of ``sc`` has had a monitor fire by ``step``."""
+    from protocols.runner import build, drive, report, scheduler_for
+    sim = build(sc, variant)
+    drive(sim, scheduler_for(sc, variant), step)
+    return report(sim, sc)["outcome"] in FAILED
+
+
+def test_a_bookmark_that_names_a_failure_is_shown_only_where_it_happens() -> None:
+    """A bookmark at or after the step where the scenario's own variant fails names that
+    failure ("deadlock", "Lemma 1 broken"); under a variant whose run has not failed there it
+    would tell the class something false (coterie-race-stale-preempt's "Lemma 1 broken" under
+    `full`, where the check says ok): such a bookmark lists its variants."""
+    wrong = []
+    for sid, sc in gallery().items():
+        marks = [b for b in sc.bookmarks if b.variants is None]
+        if not marks:
+            continue
+        own = registry.get(sc.protocol).default_variant if sc.variant is None else sc.variant
+        res = run(sc, own)
+        if res["outcome"] not in FAILED:
+            continue
+        fired = res["steps"]
+        for b in marks:
+            if b.step < fired:
+                continue
+            wrong += [f"{sid}: {b.label!r} (step {b.step}) under {v}"
+                      for v in registry.get(sc.protocol).variants
+                      if v != own and not _fired_by(sc, v, b.step)]
+    assert wrong == [], wrong
