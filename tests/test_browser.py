@@ -20,7 +20,7 @@ from protocols import registry
 from protocols.runner import build
 from protocols.scenario import gallery, parse
 
-from .shots import shoot
+from .shots import SETTLED_JS, shoot
 
 pytestmark = pytest.mark.browser
 
@@ -386,6 +386,15 @@ def test_present_and_embed_modes(page: Any, live_server: str, mode: str, screens
     assert page.get_attribute("#btn-more", "aria-expanded") == "true"
     page.click("#btn-more")
     assert not page.is_visible("#seed")
+    # a narrower projector (800x600) wraps the controls rather than push them off the page (the page
+    # does not scroll), and on a phone the side panel is no wider than the page
+    inside = """() => [...document.getElementById('controls').children].filter(e => e.offsetParent)
+        .every(e => e.getBoundingClientRect().right <= innerWidth)
+        && document.getElementById('side').getBoundingClientRect().right <= innerWidth"""
+    for w, h in ((800, 600), (390, 844)):
+        page.set_viewport_size({"width": w, "height": h})
+        page.evaluate(SETTLED_JS)
+        assert page.evaluate(inside), f"present mode at {w}x{h}: a control or the side panel is off the page"
 
 
 def test_fault_buttons_and_metrics(page: Any, live_server: str, screenshots: Path) -> None:
