@@ -93,6 +93,12 @@ def test_every_gallery_scenario_has_a_figure_moment() -> None:
         assert sid in CAPTIONS, f"{sid}: say what its figure moment shows in CAPTIONS"
 
 
+def findings(page: Any, *checks: str) -> list[Any]:
+    """What the label checks ``checks`` find on the page now, in their order, concatenated:
+    evaluated in one call (one round trip for all)."""
+    return page.evaluate("() => [" + ", ".join(f"...({js})()" for js in checks) + "]")
+
+
 def check_caption(page: Any, sid: str) -> dict[str, Any]:
     kind, what = CAPTIONS[sid]
     # the model can run a frame ahead of the DOM (drawing waits for the next animation frame):
@@ -163,7 +169,7 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
     open_viewer(page, live_server, f"/sim/{sid}?present=1")
     shoot(page, out / f"{sid}-1920x1080-present.png")
     # what the class sees on the projector: no label on another, none on another node
-    assert page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS) == [], f"{sid} present"
+    assert findings(page, OVERLAPS_JS, NODE_OVERLAPS_JS) == [], f"{sid} present"
     # the tree's token counts are the stabilisation lesson's point: readable from the back row
     if sc.protocol == "kout_tree":
         hs = page.evaluate("() => Array.from(document.querySelectorAll('#view .counters text'))"
@@ -173,9 +179,9 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
     open_viewer(page, live_server, f"/sim/{sid}")
     page.evaluate(SETTLED_JS)
     # the phone, on the page already open: the same checks, and no label cut by the figure's edge
-    phone = page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS) + page.evaluate(CLIPPED_JS)
-    if sid.startswith("game-"):    # task_game's nodes are stacked a network node a row there
-        phone += page.evaluate(BODIES_JS)
+    # (task_game's nodes are stacked a network node a row there: their bodies are checked too)
+    phone = findings(page, OVERLAPS_JS, NODE_OVERLAPS_JS, CLIPPED_JS,
+                     *([BODIES_JS] if sid.startswith("game-") else []))
     # (shot after the checks: a full-page picture lays the page out again at its whole height,
     # which once hid datta-fairness's first phone layout from them)
     shoot(page, out / f"{sid}-390x844.png", full_page=True)
@@ -563,6 +569,26 @@ def test_no_label_overlaps_at_lesson_moments(page: Any, live_server: str, screen
     assert page.evaluate(NODE_OVERLAPS_JS) == []
 
 
+# Until the window has the height asked for and then three animation frames have passed without
+# the viewer drawing: a resize is answered by redraws in the frames after it (the resize event,
+# the view's ResizeObserver, growToDrawing's at most two more), and the figure is final once they
+# stop. False when that did not happen within 300 frames.
+QUIET_JS = """(h) => new Promise((resolve) => {
+  let quiet = 0, frames = 0;
+  const on = () => { quiet = 0; };
+  window.addEventListener('allocscope:drawn', on);
+  const tick = () => {
+    frames += 1;
+    quiet = innerHeight === h ? quiet + 1 : 0;
+    if (quiet >= 3 || frames > 300) {
+      window.removeEventListener('allocscope:drawn', on);
+      resolve(quiet >= 3);
+    } else requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})"""
+
+
 def test_a_long_legend_keeps_to_two_rows_beside_the_figure(page: Any, live_server: str,
                                                           screenshots: Path) -> None:
     """datta-stress at 1280x720: fifteen message types made the legend four rows, taken from the
@@ -591,7 +617,7 @@ def test_a_long_legend_keeps_to_two_rows_beside_the_figure(page: Any, live_serve
     # longest row, R2 with a token queue, ran 27 px past the right edge at the figure moment)
     for h in (800, 720):
         page.set_viewport_size({"width": 1280, "height": h})
-        page.wait_for_timeout(300)
+        assert page.evaluate(QUIET_JS, h), h   # refitted and drawn for the new size
         edges = page.evaluate("""() => { const v = document.getElementById('view').getBoundingClientRect();
           return [v.right, Math.max(...[...document.querySelectorAll('#view .qrow')]
                                        .map((g) => g.getBoundingClientRect().right))]; }""")
