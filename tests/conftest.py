@@ -106,11 +106,12 @@ def _clean(pg: Any, origins: set[str]) -> bool:
         return True
     if pg.is_closed() or len(origins) > 1:
         return False
-    try:
-        here = pg.evaluate("() => { if (location.origin !== 'null') { localStorage.clear();"
-                           " sessionStorage.clear(); } return [location.origin,"
-                           " localStorage.length + sessionStorage.length]; }")
-    except Exception:       # a page that navigated away mid-teardown, a crashed renderer
+    try:      # wait_for_function, not evaluate: bounded by a timeout if the page hangs
+        here = pg.wait_for_function(
+            "() => { if (location.origin !== 'null') { localStorage.clear(); sessionStorage.clear(); }"
+            " return [location.origin, localStorage.length + sessionStorage.length]; }",
+            timeout=5_000).json_value()
+    except Exception:       # a page that navigated away mid-teardown, a hung or crashed renderer
         return False
     return here[0] in origins and here[1] == 0
 
