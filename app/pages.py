@@ -9,6 +9,7 @@ Template context (web contract): ``scenario`` (the Scenario as a dict), ``scenar
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -41,10 +42,13 @@ class PageError(ValueError):
         self.message = message
 
 
-def error_page(request: Request, status: int, message: str) -> HTMLResponse:
+def error_page(request: Request, status: int, message: str,
+               way: tuple[str, str] | None = None) -> HTMLResponse:
+    """The error page; ``way`` (href, words) is a way on offered before "Back to the gallery"
+    (a student whose room code is wrong wants the join box, not the gallery)."""
     return templates.TemplateResponse(
         request, "error.html", {"status": status, "message": message, "embed": False,
-                                "present": False}, status_code=status)
+                                "present": False, "way": way}, status_code=status)
 
 
 def protocol_of(sc: Scenario) -> dict[str, Any]:
@@ -86,15 +90,28 @@ def api_scenarios() -> Response:
 PAGE_ORDER = ("datta_ring", "kout_tree", "coterie", "task_game", "token_ring")
 
 
+def _card_order(sc: Scenario) -> tuple[int, int, int, int, int, int]:
+    """The papers' protocols first, the headline one leading, the teaching ring last; within a
+    protocol the paper's figures first, in figure order, the figure itself (a bare "Fig. 1") and
+    its protocol's own variant before the runs built on it; the rest in the gallery's order
+    (a teacher landing on / met "Section IV: a client leaves" before Fig. 1)."""
+    rank = PAGE_ORDER.index(sc.protocol) if sc.protocol in PAGE_ORDER else len(PAGE_ORDER)
+    label = (sc.paper.figure or "") if sc.paper else ""
+    fig = re.match(r"Figs?\.\s*(\d+)", label)
+    if not fig:
+        return (rank, 1, 0, 0, 0, 0)
+    own = sc.variant in (None, registry.get(sc.protocol).default_variant)
+    printed = "printed" in (sc.variant or "")     # the paper's misprints after its figures
+    return (rank, 0, int(fig.group(1)), len(label), int(not own), int(printed))
+
+
 @router.get("/", response_class=HTMLResponse)
 def gallery_page(request: Request) -> Response:
     try:
         found = list(_gallery().values())
     except PageError as exc:
         return error_page(request, exc.status, exc.message)
-    # The papers' protocols first, the headline one leading; the teaching ring last.
-    found.sort(key=lambda sc: PAGE_ORDER.index(sc.protocol) if sc.protocol in PAGE_ORDER
-               else len(PAGE_ORDER))
+    found.sort(key=_card_order)
     scenarios = [summary(sc) for sc in found]
     return templates.TemplateResponse(request, "gallery.html", {
         "scenarios": scenarios, "embed": False, "present": False})

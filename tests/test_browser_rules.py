@@ -110,3 +110,9 @@ def test_messages_never_swallow_a_click_on_a_node(page: Any, live_server: str,
     page.locator('#view .layer.nodes > g[data-id="b"] circle.body').click()   # a real click
     page.wait_for_function("() => document.querySelector('#inspector h2')?.textContent.startsWith('b')")
     shoot(page, screenshots / "kout-fig3-step8-click-b.png")
+    # the detail lines under the nodes ("State=Req Need=2", ...) are 14 screen pixels at
+    # 1280x720, readable from the back of a room (they were 12: a line's box was 14 px tall)
+    boxes = page.evaluate("() => [...document.querySelectorAll('#view .node .detail')]"
+                          ".filter((t) => t.textContent.trim())"
+                          ".map((t) => t.getBoundingClientRect().height)")
+    assert len(boxes) >= 3 and min(boxes) >= 15.5, boxes

@@ -110,7 +110,10 @@ def test_start_room_api_and_qr(live_server: str) -> None:
     assert r["code"] in page and r["secret"] not in page
     with pytest.raises(urllib.error.HTTPError) as exc:
         urllib.request.urlopen(live_server + "/r/ABCDEF", timeout=10)
-    assert exc.value.code == 404 and "There is no room ABCDEF" in exc.value.read().decode()
+    said = exc.value.read().decode()
+    assert exc.value.code == 404 and "There is no room ABCDEF" in said
+    # a student with a mistyped code is offered the join box again, not only the gallery
+    assert '<a class="error-way" href="/r">Type another room code</a>' in said
 
 
 def test_hello_rules(live_server: str) -> None:

@@ -56,16 +56,38 @@ def start_room_from(teacher: Any) -> str:
     return code
 
 
-def join(browser: Any, errors: list[str], live_server: str, code: str, n: int) -> list[Any]:
-    """n students open the join link and follow."""
+def join(browser: Any, errors: list[str], live_server: str, code: str, n: int,
+         typed: int = 0) -> list[Any]:
+    """n students follow: the first ``typed`` type the code into the join box at /r (as a
+    student in class does), the others open the join link."""
     students = []
-    for _ in range(n):
+    for i in range(n):
         s = new_page(browser, errors)
-        s.goto(f"{live_server}/r/{code}")
+        if i < typed:
+            type_the_code(s, live_server, code)
+        else:
+            s.goto(f"{live_server}/r/{code}")
         s.wait_for_function("() => document.body.dataset.roomMode === 'follow' && "
                             "document.body.dataset.ready === '1'")
         students.append(s)
     return students
+
+
+def type_the_code(s: Any, live_server: str, code: str) -> None:
+    """The join box starts empty, with no example code inside it that reads like one already
+    entered (a placeholder): the example is a hint line under it; a typed code joins."""
+    s.goto(f"{live_server}/r")
+    box = "#room-code-input"
+    assert s.input_value(box) == "" and s.get_attribute(box, "placeholder") is None
+    hint = s.locator("#" + s.get_attribute(box, "aria-describedby"))
+    assert hint.is_visible() and "K7QM2X" in hint.text_content()
+    below = s.evaluate("""() => { const a = document.getElementById('room-code-input').getBoundingClientRect();
+      const h = document.getElementById('room-code-hint').getBoundingClientRect();
+      return h.top >= a.bottom; }""")
+    assert below, "the hint is not under the box"
+    s.fill(box, f"{code[:3].lower()} {code[3:].lower()}")
+    s.keyboard.press("Enter")
+    s.wait_for_url(f"**/r/{code}")
 
 
 def test_teacher_and_three_students(browser: Any, live_server: str, screenshots: Any) -> None:
@@ -76,10 +98,13 @@ def test_teacher_and_three_students(browser: Any, live_server: str, screenshots:
     code = start_room_from(teacher)
     assert "key=" not in teacher.url            # the secret left the address bar
 
-    students = join(browser, errors, live_server, code, 3)
+    students = join(browser, errors, live_server, code, 3, typed=1)
     teacher.wait_for_function("() => document.body.dataset.roomStudents === '3'")
     assert teacher.inner_text("#room-count") == "3 students"
     same_as(students, teacher)
+    # a follower has no greyed "check" alone on a second row: the controls are one row high
+    assert not students[0].is_visible("#btn-check")
+    assert students[0].locator("#controls").bounding_box()["height"] < 56
 
     # follow through steps
     teacher.select_option("#scheduler", "oldest")
@@ -165,6 +190,7 @@ def test_teacher_and_three_students(browser: Any, live_server: str, screenshots:
     fork = students[1]
     fork.click(".room-fork")
     fork.wait_for_function("() => document.body.dataset.roomMode === 'fork'")
+    assert fork.is_enabled("#btn-check") and fork.is_visible("#btn-check")   # exploring: it may
     k = st(fork)["step"]
     fork.click("#btn-step")
     fork.wait_for_function(f"() => window.allocscope.model.step === {k + 1}")

@@ -175,7 +175,8 @@ async def _page(request: Request, code: str, role: str) -> Response:
     try:
         c, rec = await _room(request, code)
     except LookupError as exc:
-        return error_page(request, exc.args[0], exc.args[1])
+        way = ("/r", "Type another room code") if role == "student" and exc.args[0] in (400, 404) else None
+        return error_page(request, exc.args[0], exc.args[1], way)
     from protocols.scenario import ScenarioError, parse
     try:
         sc = parse(rec.scenario) if isinstance(rec.scenario, dict) else None

@@ -70,10 +70,13 @@ export function setupControls(act) {
     }
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     const help = $("help");
-    if (!help.hidden && e.key === "Escape") { e.preventDefault(); showHelp(false); return; }
+    if (help.open) {   // a modal: the page behind takes no key while the help is up
+      if (e.key === "Escape" || e.key === "?") { e.preventDefault(); showHelp(false); }
+      return;
+    }
     const keys = { " ": () => act.togglePlay(), ArrowRight: () => act.step(), ArrowLeft: () => act.back(),
       Home: () => act.goto(0), End: () => act.goto(act.model().total), Escape: () => act.arm(null),
-      "?": () => showHelp(help.hidden) };
+      "?": () => showHelp(true) };
     if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
   });
   // A focused button would also act on the space bar's keyup: the shortcut has handled it.
@@ -81,10 +84,29 @@ export function setupControls(act) {
     if (e.key === " " && e.target && e.target.tagName === "BUTTON") e.preventDefault();
   });
 
+  // The keyboard help is a modal <dialog>: a dimmed backdrop (readable on a projector), the page
+  // behind inert; Esc, "close" or a click outside it closes it, and the focus goes back where it was.
+  let helpOpener = null;
   function showHelp(on) {
-    $("help").hidden = !on;
-    if (on) $("help-close").focus(); else $("btn-help").focus();
+    const help = $("help");
+    if (on && !help.open) {
+      helpOpener = document.activeElement;
+      help.showModal();
+      $("help-close").focus();
+    } else if (!on && help.open) {
+      help.close();
+    }
   }
+  $("help").addEventListener("close", () => {
+    const back = helpOpener && helpOpener.isConnected && helpOpener !== document.body ? helpOpener : $("btn-help");
+    helpOpener = null;
+    back.focus();
+  });
+  $("help").addEventListener("click", (e) => {   // on the backdrop: the dialog is the target, outside its box
+    if (e.target !== $("help")) return;
+    const r = $("help").getBoundingClientRect();
+    if (e.clientX < r.left || e.clientX > r.right || e.clientY < r.top || e.clientY > r.bottom) showHelp(false);
+  });
   $("btn-help").addEventListener("click", () => showHelp(true));
   $("btn-compare").addEventListener("click", () => {
     const m = act.model(), p = m.protocol || {};

@@ -262,11 +262,17 @@ function markInline(errors) {
   }
 }
 
+/** What the protocol's schema finds wrong with the form's knobs (none on the raw JSON tab). */
+function quickErrors() {
+  if (!schema || activeTab() !== "form") return [];
+  const sc = readForm();
+  return SECTIONS.flatMap((sec) => quickCheck(schema, sec, sc[sec]));
+}
+
 /** The schema's own verdict while typing in the form (the server's answer follows). */
 function checkQuickly() {
   if (!schema || activeTab() !== "form") return;
-  const sc = readForm();
-  const found = SECTIONS.flatMap((sec) => quickCheck(schema, sec, sc[sec]));
+  const found = quickErrors();
   for (const el of document.querySelectorAll("#ed-knob-list .invalid")) el.classList.remove("invalid");
   for (const err of found) {
     const input = document.querySelector(`#ed-form [data-field="${CSS.escape(err.field)}"]`);
@@ -275,7 +281,24 @@ function checkQuickly() {
   markInline(found);
 }
 
+/** Open and save only a scenario the server accepted; otherwise say why, beside the buttons
+ * (a button that looked ready but did nothing on a broken scenario misled the class). */
+function actionsFor(res) {
+  const why = $("ed-why");
+  for (const id of ["ed-open", "ed-save"]) $(id).disabled = !res.ok;
+  const n = res.ok ? 0 : res.errors.length;
+  why.textContent = res.ok ? "" : `To open or save it, fix the ${n === 1 ? "problem" : `${n} problems`} listed above first.`;
+  why.hidden = res.ok;
+}
+
 function showErrors(res) {
+  // the server stops at the first bad section (a bad id hides params.n = 500): the knobs' own
+  // errors the schema finds are kept beside them and in the list, not wiped by its answer
+  if (!res.ok) {
+    const known = new Set(res.errors.map((e) => e.field));
+    res = { ...res, errors: res.errors.concat(quickErrors().filter((e) => !known.has(e.field))) };
+  }
+  actionsFor(res);
   const ul = $("ed-errors");
   ul.replaceChildren();
   for (const el of document.querySelectorAll(".invalid")) el.classList.remove("invalid");
@@ -395,4 +418,7 @@ function wire() {
 }
 
 wire();
-loadProtocols().then(loadSource).catch((e) => status(`cannot load: ${e.message}`));
+loadProtocols().then(loadSource).catch((e) => {
+  status(`cannot load: ${e.message}`);
+  $("ed-why").textContent = "Nothing to open or save: the scenario could not be loaded (see above). Upload a file or edit the raw JSON.";
+});

@@ -48,7 +48,16 @@ export function showPrediction(box, lessonId, ch, saved, { onAnswered, reveal })
     const b = el("button", "reveal", "show it on the figure ▶", result);
     b.type = "button";
     b.addEventListener("click", () => reveal(r.reveal));
-    for (const c of box.querySelectorAll(".choice")) c.disabled = true;
+    // the buttons stay, disabled, with the pick and the simulator's answer marked on them (all
+    // three greyed alike left the class guessing which one had been chosen)
+    for (const c of box.querySelectorAll(".choice")) {
+      c.disabled = true;
+      const mine = c.dataset.choice === String(r.answer), right = (r.right || []).map(String).includes(c.dataset.choice);
+      c.classList.toggle("chosen", mine);
+      c.classList.toggle("right", right);
+      if (right) c.textContent = `✓ ${c.dataset.choice}`;
+      if (mine && !right) c.textContent = `✗ ${c.dataset.choice}`;
+    }
   };
   if (ch.prediction.answer_on === "choice") {
     const row = el("div", "choices", undefined, box);

@@ -71,6 +71,35 @@ function toast(message, kind = "error") {
 const send = (cmd) => socket.send(cmd).catch((e) => toast(e.message));
 
 function load(extra = {}) {
+  // (a later load that worked, e.g. after "server busy", takes the first load's strip away)
+  return socket.send(loadCmd(extra)).then((f) => { $("load-error")?.remove(); return f; },
+                                           (e) => toast(e.message));
+}
+
+/**
+ * The page's first load. A run its address cannot give (a schedule event that is not possible,
+ * a step past it) is said in a strip that stays, with a way to open the scenario from its start:
+ * a 3.5 s toast left an empty figure and "Nothing can happen now" with no word of why.
+ */
+function firstLoad() {
+  return socket.send(loadCmd()).catch((e) => {
+    const strip = document.createElement("div");
+    strip.id = "load-error";
+    strip.className = "banner load-error";
+    strip.setAttribute("role", "alert");
+    strip.append(`This page cannot show what its address asks for: ${e.message}. `);
+    if (!page.link && ((page.schedule || []).length || (page.step !== null && page.step !== undefined))) {
+      const a = document.createElement("a");
+      const q = page.variant ? `?variant=${encodeURIComponent(page.variant)}` : "";
+      a.href = `/sim/${encodeURIComponent(page.scenario)}${q}`;
+      a.textContent = "Open the scenario from its start";
+      strip.append(a);
+    }
+    $("banner").after(strip);
+  });
+}
+
+function loadCmd(extra = {}) {
   const cmd = { op: "load" };
   if (page.link) cmd.link = page.link;
   else cmd.scenario = page.scenario;
@@ -79,7 +108,7 @@ function load(extra = {}) {
   if (!page.link && schedule && schedule.length) cmd.schedule = schedule;
   const step = extra.step ?? page.step;
   if (!page.link && step !== null && step !== undefined) cmd.step = step;
-  return send(cmd);
+  return cmd;
 }
 
 // ---------------------------------------------------------------- variants
@@ -371,4 +400,4 @@ if (room) {
 import("./share.js")
   .then((share) => share.startShare({ model, page, trace, toast }))
   .catch(() => true)
-  .then((go) => { if (go !== false && !room) load(); });
+  .then((go) => { if (go !== false && !room) firstLoad(); });

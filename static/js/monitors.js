@@ -22,6 +22,13 @@ function current(m) {
   return list[0] || null;
 }
 
+/** A finding's words without the kind the kernel puts first ("deadlock: p0 waits ..."): the
+ * banner and the lights say the kind themselves ("deadlock at step 7: deadlock: ..." stuttered). */
+function words(kind, text) {
+  const t = text || "";
+  return t.toLowerCase().startsWith(`${kind}: `) ? t.slice(kind.length + 2) : t;
+}
+
 export function setupMonitors(act) {
   let lastFired = "", lastCulprits = "";
   return function update(m, stage) {
@@ -31,15 +38,15 @@ export function setupMonitors(act) {
       bad ? `Safety violated: ${(mon.violations || []).map((v) => `step ${v.step}: ${v.text}`).join("; ")}` : undefined);
     const dl = mon.deadlock && mon.deadlock.step <= m.step ? mon.deadlock : null;
     const ll = mon.livelock && mon.livelock.step <= m.step ? mon.livelock : null;
-    setLight("deadlock", dl ? "bad" : "ok", dl ? `Deadlock at step ${dl.step}: ${dl.text}` : undefined);
-    setLight("livelock", ll ? "bad" : "ok", ll ? `Livelock at step ${ll.step}: ${ll.text}` : undefined);
+    setLight("deadlock", dl ? "bad" : "ok", dl ? `Deadlock at step ${dl.step}: ${words("deadlock", dl.text)}` : undefined);
+    setLight("livelock", ll ? "bad" : "ok", ll ? `Livelock at step ${ll.step}: ${words("livelock", ll.text)}` : undefined);
 
     const f = current(m);
     const banner = $("banner");
     if (f) {
       banner.hidden = false;
       banner.dataset.kind = f.kind;
-      banner.textContent = `${f.kind} at step ${f.step}: ${f.text || ""}`;
+      banner.textContent = `${f.kind} at step ${f.step}: ${words(f.kind, f.text)}`;
     } else {
       banner.hidden = true;
     }

@@ -6,6 +6,12 @@
 import { attr, el, keyed, text, tip } from "../svg.js";
 import { drawMessages } from "../messages.js";
 
+// A node's detail lines ("head C1", "D=(R3,R1)") are 14 screen pixels (app.css, .node .detail,
+// through --detail-px), readable on a projector at 1280x720 (they were 12), 17 pixels apart; a
+// layout sized for other text says so (hooks.detailPx, hooks.detailLh: the game's).
+export const DETAIL_PX = 14;
+export const DETAIL_LH = 17;
+
 const CX = 500, CY = 350;
 
 /** Sizes that keep a 200-node ring readable and a 4-node ring big enough for a projector. */
@@ -136,7 +142,7 @@ export function drawNodes(stage, model, ctx, hooks, handlers, only = null) {
       const all = lines.concat(!badges.length ? [] : hooks.stackBadges && hooks.stackBadges(n) ? badges : [badges.join(" · ")]);
       const k = ctx.k || 1;
       const above = hooks.detailsAbove && hooks.detailsAbove(n);
-      const lh = ctx.lh || 14;   // the line height: 15 px detail text in present mode needs 18
+      const lh = ctx.lh || DETAIL_LH;   // the line height: 15 px detail text in present mode needs 18
       let y = above ? -rr - 8 * k - lh * k * (all.length - 1) : rr + 16 * k;
       for (const line of all) {
         text(el("text", { class: "detail", "text-anchor": "middle", y }, g), line);
@@ -393,7 +399,7 @@ function fitViewBox(stage, model, ctx, hooks) {
     // (queue rows over a node are larger by qf in present mode: coterie-example4's X_u2 row
     // was cut by the top edge)
     // (a phone's tree puts its counters under it: hooks.leftBox lines of room there instead)
-    const padTop = ctx.r + (30 + (model.view.queues.size ? 30 * ((ctx.qf || 1) - 1) : 0)) * k, padBottom = ctx.r + (22 + 15 * (lines + 1) + (W < 600 && hooks.leftBox ? 30 : 0)) * k;
+    const padTop = ctx.r + (30 + (model.view.queues.size ? 30 * ((ctx.qf || 1) - 1) : 0)) * k, padBottom = ctx.r + (22 + (ctx.room || 15) * (lines + 1) + (W < 600 && hooks.leftBox ? 30 : 0)) * k;
     let x1 = Math.max(...xs) + padX;
     const y0 = Math.min(...ys) - padTop, y1 = Math.max(...ys) + padBottom;
     if (hooks.queueColumn && hooks.queueColumn(model.view) && W >= 600) {   // room for the queue table
@@ -412,7 +418,7 @@ function fitViewBox(stage, model, ctx, hooks) {
   // inspector still have them).
   // A layout whose detail lines hang under nodes stacked in rows (the tree) needs the lines'
   // height between two rows as well, and room for the tokens travelling on the edges there.
-  stage.dense = near / k < (hooks.rowsBelow ? Math.max(95, 2 * Math.min(34, near * 0.32) / k + 70 + 14 * lines) : 95);
+  stage.dense = near / k < (hooks.rowsBelow ? Math.max(95, 2 * Math.min(34, near * 0.32) / k + 70 + ((ctx.room || 15) - 1) * lines) : 95);
   stage.near = near;
 }
 
@@ -425,7 +431,10 @@ export function renderView(stage, model, hooks, handlers, state) {
   const present = document.body.classList.contains("present");
   // queue rows a size larger on a projector (names and chips ≥ 16 px at 1920×1080)
   const ctx = { ...sizing(n), selected: state.selected, armed: state.armed,
-                qf: present ? 1.6 : 1, lh: present ? 18 : 14 };
+                qf: present ? 1.6 : 1, lh: present ? 18 : hooks.detailLh || DETAIL_LH };
+  ctx.room = present ? 15 : ctx.lh + 1;   // the fit's room per detail line (present mode: as it was)
+  const detailPx = String(hooks.detailPx || DETAIL_PX);
+  if (stage.detailPx !== detailPx) { stage.detailPx = detailPx; stage.svg.style.setProperty("--detail-px", detailPx); }
   const d = model.dirty;
   const geometryChanged = state.lastN !== n;
   state.lastN = n;

@@ -121,6 +121,9 @@ function place(model, stage) {
 }
 
 export default {
+  // detail lines of 12 px, 14 apart: the extents above count characters of 12 px text (CHAR)
+  detailPx: 12,
+  detailLh: 14,
   place,
   details,
   drawFront,

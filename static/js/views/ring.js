@@ -33,7 +33,9 @@ function queueAnchor(n, idx, ctx) {
   }
   if (CY - n.y <= 0) return { x: n.x, y: n.y - ctx.r - (14 + idx * 20) * k, centre: true };
   const lines = ctx.dense ? 0 : details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0);
-  return { x: n.x, y: n.y + ctx.r + (14 + lines * 14 + idx * 20) * k, centre: true };
+  // (under the detail lines: a line is lh screen pixels, 14 × qf in present mode)
+  const line = Math.max(14 * (ctx.qf || 1), ctx.lh || 14) * (ctx.k || 1);
+  return { x: n.x, y: n.y + ctx.r + (14 + idx * 20) * k + lines * line, centre: true };
 }
 
 /** seekLoops (datta_ring): the dependency path each has followed, and a halo where it is. */
@@ -146,7 +148,8 @@ function queueAnchor2(n, idx, ctx) {
   const k = (ctx.k || 1) * (ctx.qf || 1);
   if (n.kind !== "resource" || !n.__turned) return queueAnchor(n, idx, ctx);
   const lines = ctx.dense ? 0 : details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0);
-  return { x: n.x, y: n.y + ctx.r + (16 + lines * 15 + idx * 22) * k, centre: true };
+  const line = Math.max(15 * (ctx.qf || 1), (ctx.lh || 14) + 1) * (ctx.k || 1);
+  return { x: n.x, y: n.y + ctx.r + (16 + idx * 22) * k + lines * line, centre: true };
 }
 
 /** A ring of three or more resources shows its queues as a table beside the figure. */
