@@ -80,22 +80,84 @@ def browser() -> Iterator[Any]:
             b.close()
 
 
+@pytest.fixture(scope="module")
+def _browser_context(browser: Any) -> Iterator[dict[str, Any]]:
+    """The browser context a module's pages open in, kept warm between its tests.
+
+    Opening a page in a brand-new context costs about a second more than in one that has a
+    page open (a renderer to start, every ES module fetched and compiled again: 1.4-1.7 s
+    against 0.6-0.8 s for /sim/datta-fig1, benchmarks/README "Suite round 1"). So a module's
+    tests share one context holding a blank "keeper" page, and each test still gets a page of
+    its own; the ``page`` fixture wipes what a test stored (localStorage, sessionStorage,
+    cookies) before the next one starts, or starts a new context when it cannot be sure."""
+    box: dict[str, Any] = {"context": None}
+    try:
+        yield box
+    finally:
+        if box["context"] is not None:
+            box["context"].close()
+
+
+def _clean(pg: Any, origins: set[str]) -> bool:
+    """Wipe the page's web storage and the context's cookies; True when nothing a test stored
+    can reach the next test (every origin the page visited is the one it is on, now empty)."""
+    pg.context.clear_cookies()
+    if not origins:
+        return True
+    if pg.is_closed() or len(origins) > 1:
+        return False
+    try:      # wait_for_function, not evaluate: bounded by a timeout if the page hangs
+        here = pg.wait_for_function(
+            "() => { if (location.origin !== 'null') { localStorage.clear(); sessionStorage.clear(); }"
+            " return [location.origin, localStorage.length + sessionStorage.length]; }",
+            timeout=5_000).json_value()
+    except Exception:       # a page that navigated away mid-teardown, a hung or crashed renderer
+        return False
+    return here[0] in origins and here[1] == 0
+
+
 @pytest.fixture()
-def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A fresh 1280×720 page; any uncaught JavaScript error fails the test."""
-    context = browser.new_context(viewport=VIEWPORT)
+def page(browser: Any, request: pytest.FixtureRequest,
+         _browser_context: dict[str, Any]) -> Iterator[Any]:
+    """A fresh 1280×720 page; any uncaught JavaScript error fails the test.
+
+    The page is new for every test, in the module's warm context (see ``_browser_context``):
+    nothing a previous test stored is visible to it."""
+    box = _browser_context
+    if box["context"] is None:
+        box["context"] = browser.new_context(viewport=VIEWPORT)
+        box["context"].new_page().goto("about:blank")          # keeps the context warm
+    context = box["context"]
     pg = context.new_page()
     errors: list[str] = []
+    origins: set[str] = set()
     pg.on("pageerror", lambda e: errors.append(str(e)))
     # a Content-Security-Policy refusal (an inline script or handler crept in) is an error too
     pg.on("console", lambda m: errors.append(m.text) if m.type == "error" and (
         "Content Security Policy" in m.text or "Refused to" in m.text) else None)
+    # every origin the page's frames visit: storage is wiped at each, or the context dropped
+    pg.on("framenavigated", lambda f: origins.add(_origin(f.url)) if _origin(f.url) else None)
     pg.set_default_timeout(10_000)
     try:
         yield pg
     finally:
-        context.close()
+        clean = False
+        try:
+            clean = _clean(pg, origins)
+        finally:
+            if clean:
+                pg.close()
+            else:
+                box["context"] = None
+                context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def _origin(url: str) -> str | None:
+    """``scheme://host:port`` of an http(s) URL, None for about:blank, data: and the like."""
+    from urllib.parse import urlsplit
+    u = urlsplit(url)
+    return f"{u.scheme}://{u.netloc}" if u.scheme in ("http", "https") else None
 
 
 @pytest.fixture(scope="session")

@@ -93,6 +93,12 @@ def test_every_gallery_scenario_has_a_figure_moment() -> None:
         assert sid in CAPTIONS, f"{sid}: say what its figure moment shows in CAPTIONS"
 
 
+def findings(page: Any, *checks: str) -> list[Any]:
+    """What the label checks ``checks`` find on the page now, in their order, concatenated:
+    evaluated in one call (one round trip for all)."""
+    return page.evaluate("() => [" + ", ".join(f"...({js})()" for js in checks) + "]")
+
+
 def check_caption(page: Any, sid: str) -> dict[str, Any]:
     kind, what = CAPTIONS[sid]
     # the model can run a frame ahead of the DOM (drawing waits for the next animation frame):
@@ -163,7 +169,7 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
     open_viewer(page, live_server, f"/sim/{sid}?present=1")
     shoot(page, out / f"{sid}-1920x1080-present.png")
     # what the class sees on the projector: no label on another, none on another node
-    assert page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS) == [], f"{sid} present"
+    assert findings(page, OVERLAPS_JS, NODE_OVERLAPS_JS) == [], f"{sid} present"
     # the tree's token counts are the stabilisation lesson's point: readable from the back row
     if sc.protocol == "kout_tree":
         hs = page.evaluate("() => Array.from(document.querySelectorAll('#view .counters text'))"
@@ -173,9 +179,9 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
     open_viewer(page, live_server, f"/sim/{sid}")
     page.evaluate(SETTLED_JS)
     # the phone, on the page already open: the same checks, and no label cut by the figure's edge
-    phone = page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS) + page.evaluate(CLIPPED_JS)
-    if sid.startswith("game-"):    # task_game's nodes are stacked a network node a row there
-        phone += page.evaluate(BODIES_JS)
+    # (task_game's nodes are stacked a network node a row there: their bodies are checked too)
+    phone = findings(page, OVERLAPS_JS, NODE_OVERLAPS_JS, CLIPPED_JS,
+                     *([BODIES_JS] if sid.startswith("game-") else []))
     # (shot after the checks: a full-page picture lays the page out again at its whole height,
     # which once hid datta-fairness's first phone layout from them)
     shoot(page, out / f"{sid}-390x844.png", full_page=True)
@@ -356,20 +362,53 @@ def no_label_overlaps_at_five_other_steps(page: Any, sid: str, s: dict[str, Any]
     total, here = s["total"], s["step"]
     steps = [here] + sorted({max(0, min(total, round(total * f))) for f in (.1, .3, .5, .7, .9)}
                             - {here})[:5]
-    found = {}
-    for k in steps:
-        if k != state(page)["step"]:
-            page.evaluate("k => window.allocscope.act.goto(k)", k)
-            wait_step(page, k)
-            page.evaluate(SETTLED_JS)     # the frame after the one that drew step k
-        pairs = (page.evaluate(OVERLAPS_JS) + page.evaluate(NODE_OVERLAPS_JS)
-                 + page.evaluate(CLIPPED_JS) + page.evaluate(SPACETIME_JS))
-        if pairs:
-            found[k] = pairs[:4]
+    # at each step: go there if not there, wait until it is drawn and for the frame after
+    found = sweep(page, steps, LABEL_CHECKS_JS, settle=True, always_go=False)
     assert found == {}, f"{sid}: overlapping labels, labels on other nodes or cut by the edge {found}"
     if state(page)["step"] != here:
         page.evaluate("k => window.allocscope.act.goto(k)", here)
         wait_step(page, here)
+
+
+SWEEP_JS = """async ([steps, settle, alwaysGo, keep, timeout]) => {
+  // the sweep of sweep() below, in the page: one round trip for all the steps
+  const check = %s;
+  const frame = () => new Promise((r) => requestAnimationFrame(r));
+  const at = (k) => document.body.dataset.step === String(k) && window.allocscope.model.step === k;
+  const found = {};
+  for (const k of steps) {
+    if (alwaysGo || String(k) !== document.body.dataset.step || window.allocscope.model.step !== k) {
+      await window.allocscope.act.goto(k);
+      const t0 = performance.now();
+      while (!at(k)) {
+        if (performance.now() - t0 > timeout) {
+          return {stuck: k, step: document.body.dataset.step, total: document.body.dataset.total,
+                  hint: (document.getElementById('fault-hint') || {}).textContent || null};
+        }
+        await frame();
+      }
+      if (settle) { await frame(); await frame(); }   // the frame after the one that drew k
+    }
+    const out = check();
+    if (out.length) found[k] = out.slice(0, keep);
+  }
+  return {found};
+}"""
+
+
+def sweep(page: Any, steps: list[int], check_js: str, *, settle: bool, always_go: bool,
+          keep: int = 4, timeout_ms: int = 10_000) -> dict[int, list[Any]]:
+    """Take the viewer to each of ``steps`` in turn (its own ``act.goto``, as a jump on the
+    timeline does), wait until that step is drawn (``wait_step``'s condition; with ``settle``
+    also for the frame after, as ``SETTLED_JS`` does) and run ``check_js`` there; returns
+    {step: its first ``keep`` findings} for the steps with any. The same waits and checks as
+    a goto, wait_step and evaluate per step from Python, in one round trip instead of three
+    to six per step. ``always_go`` sends the goto even at a step already shown."""
+    r = page.evaluate(SWEEP_JS % check_js, [steps, settle, always_go, keep, timeout_ms])
+    if "stuck" in r:
+        raise AssertionError(f"the page did not reach step {r['stuck']}: it shows step {r['step']} "
+                             f"of {r['total']}; message: {r['hint']!r}")
+    return {int(k): v for k, v in r["found"].items()}
 
 
 def test_exported_view_has_a_caption_and_the_legend(page: Any, live_server: str,
@@ -431,13 +470,8 @@ def test_game_messages_do_not_pile_up_between_the_rows(page: Any, live_server: s
     the links cross (game-conflict: 10 of the 56 even steps, game-three-nodes: 39 of 46);
     every second step of every game scenario: no two message shapes overlap."""
     s = open_viewer(page, live_server, f"/sim/{sid}")
-    found = {}
-    for k in range(0, s["total"] + 1, 2):
-        page.evaluate("k => window.allocscope.act.goto(k)", k)
-        wait_step(page, k)
-        pairs = page.evaluate(SHAPES_JS)
-        if pairs:
-            found[k] = pairs[:3]
+    found = sweep(page, list(range(0, s["total"] + 1, 2)), SHAPES_JS, settle=False,
+                  always_go=True, keep=3)
     assert found == {}, f"{sid}: message shapes on top of each other {found}"
     # the messages queued behind a link's head are unlabelled pips; the head counts them
     # (game-three-nodes' figure moment has some twenty-five Infos: no cloud of labels)
@@ -508,6 +542,9 @@ SPACETIME_JS = """() => {
   return out;
 }"""
 
+LABEL_CHECKS_JS = (f"() => [...({OVERLAPS_JS})(), ...({NODE_OVERLAPS_JS})(), ...({CLIPPED_JS})(),"
+                   f" ...({SPACETIME_JS})()]")
+
 # Moments a lesson opens at that are not a scenario's own figure moment or its five sample steps:
 # (scenario, variant, step). kout-random at 605 is the kout-printed-slips lesson's moment (as-printed;
 # full at the same step was reported too).
@@ -530,6 +567,26 @@ def test_no_label_overlaps_at_lesson_moments(page: Any, live_server: str, screen
     shoot(page, screenshots / f"{sid}-{variant}-{step}.png")
     assert page.evaluate(OVERLAPS_JS) == []
     assert page.evaluate(NODE_OVERLAPS_JS) == []
+
+
+# Until the window has the height asked for and then three animation frames have passed without
+# the viewer drawing: a resize is answered by redraws in the frames after it (the resize event,
+# the view's ResizeObserver, growToDrawing's at most two more), and the figure is final once they
+# stop. False when that did not happen within 300 frames.
+QUIET_JS = """(h) => new Promise((resolve) => {
+  let quiet = 0, frames = 0;
+  const on = () => { quiet = 0; };
+  window.addEventListener('allocscope:drawn', on);
+  const tick = () => {
+    frames += 1;
+    quiet = innerHeight === h ? quiet + 1 : 0;
+    if (quiet >= 3 || frames > 300) {
+      window.removeEventListener('allocscope:drawn', on);
+      resolve(quiet >= 3);
+    } else requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})"""
 
 
 def test_a_long_legend_keeps_to_two_rows_beside_the_figure(page: Any, live_server: str,
@@ -560,7 +617,7 @@ def test_a_long_legend_keeps_to_two_rows_beside_the_figure(page: Any, live_serve
     # longest row, R2 with a token queue, ran 27 px past the right edge at the figure moment)
     for h in (800, 720):
         page.set_viewport_size({"width": 1280, "height": h})
-        page.wait_for_timeout(300)
+        assert page.evaluate(QUIET_JS, h), h   # refitted and drawn for the new size
         edges = page.evaluate("""() => { const v = document.getElementById('view').getBoundingClientRect();
           return [v.right, Math.max(...[...document.querySelectorAll('#view .qrow')]
                                        .map((g) => g.getBoundingClientRect().right))]; }""")
