@@ -637,3 +637,25 @@ def test_a_lesson_choice_marks_the_pick_and_the_right_answer(page: Any, live_ser
     assert marks == [["ok", False, True, "✓ ok", "1", True],
                      ["deadlock", True, False, "✗ deadlock", "1", True],
                      ["livelock", False, False, "livelock", "0.45", True]], marks
+    # The same page's figure, the two-resource ring at step 16, is drawn as the viewer draws it
+    # (turned, the queues under R1 and R2): upright, KillLoopACK2's triangle sat on R1's
+    # "Q_token" and the messages ran through both queue blocks. No message glyph or label may
+    # cover a queue's name or item.
+    page.wait_for_function("() => document.body.dataset.step === '16'"
+                           " && document.querySelector('#view .layer.messages .msg')")
+    page.evaluate(SETTLED_JS)
+    assert page.evaluate(MESSAGES_ON_QUEUES_JS) == []
+
+
+# Message shapes and labels whose box meets a queue's name, item or chip (1 px grace).
+MESSAGES_ON_QUEUES_JS = """() => {
+  const shown = (sel) => [...document.querySelectorAll(sel)].filter((e) => e.textContent !== ''
+    || e.tagName !== 'text').map((e) => [e, e.getBoundingClientRect()]).filter(([, b]) => b.width > 0);
+  const hit = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+    && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+  const out = [];
+  for (const [m, mb] of shown('svg .layer.messages .msg-shape, svg .layer.messages .msg-label'))
+    for (const [q, qb] of shown('svg .layer.queues text, svg .layer.queues rect.qchip'))
+      if (hit(mb, qb)) out.push([m.closest('.msg').dataset.type, m.getAttribute('class'), q.textContent]);
+  return out;
+}"""

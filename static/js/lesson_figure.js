@@ -3,7 +3,7 @@
 
 import { Socket } from "./socket.js";
 import { applyFrame, clearDirty, emptyModel, trace } from "./model.js";
-import { makeStage, renderView } from "./views/common.js";
+import { makeStage, placeNodes, renderView } from "./views/common.js";
 import { hooksFor } from "./views/index.js";
 import { setStyles } from "./messages.js";
 
@@ -24,6 +24,7 @@ export function setupFigure(svg, { onFrame, onStatus, onNode, onMessage }) {
       // the lesson drew game-conflict's Info as black hexagons, the viewer as light blue ones)
       if (msg.protocol) setStyles(msg.protocol.message_styles);
       applyFrame(model, msg);
+      placeNodes(hooks, model, msg);   // the layout's own placing, as in the viewer
       render();
       onFrame(model, msg);
     },

@@ -3,7 +3,7 @@
 
 import { Socket } from "./socket.js";
 import { applyFrame, applyHistory, clearDirty, emptyModel, trace } from "./model.js";
-import { makeStage, renderView } from "./views/common.js";
+import { makeStage, placeNodes, renderView } from "./views/common.js";
 import { hooksFor } from "./views/index.js";
 import { setupControls } from "./controls.js";
 import { setupEvents } from "./events.js";
@@ -274,19 +274,6 @@ function onFrame(msg) {
   timing.onmessage = (timing.onmessage || 0) + performance.now() - t0;
 }
 
-/** A layout may move the server's positions (the two-resource ring): every node that arrived. */
-function placeNodes(msg) {
-  if (!hooks.relayout) return;
-  const place = hooks.relayout(model.view);
-  if (!place) return;
-  if (msg.view) for (const n of model.view.nodes.values()) place(n);
-  else if (msg.view_patch) {
-    const ids = ((msg.view_patch.nodes) || []).map((n) => String(n.id));
-    for (const byId of Object.values(msg.view_patch.node_fields || {})) ids.push(...Object.keys(byId));
-    for (const id of new Set(ids)) place(model.view.nodes.get(id));
-  }
-}
-
 function handleFrame(msg) {
   if (msg.type === "inspect") {
     if (msg.proc === ui.selected) {
@@ -303,7 +290,7 @@ function handleFrame(msg) {
   const before = model.step, wasPlaying = model.playing;
   const ta = performance.now();
   const kind = applyFrame(model, msg);
-  placeNodes(msg);
+  placeNodes(hooks, model, msg);
   timing.apply += performance.now() - ta;
   if (kind === "full") ui.fullSinceDraw = true;
   fetchHistory();

@@ -169,6 +169,24 @@ export function drawNodes(stage, model, ctx, hooks, handlers, only = null) {
   stage.nodesGen = (stage.nodesGen || 0) + 1;    // elements may be new: marks are set anew
 }
 
+/**
+ * A layout may move the server's positions (the two-resource ring turned a quarter, a crowded
+ * ring widened): every node a frame brought. The viewer and a lesson's figure both call it
+ * after applying a frame, so that a lesson draws the figure the viewer draws (without it a
+ * lesson's two-resource ring stood upright, its messages crossing both queue blocks).
+ */
+export function placeNodes(hooks, model, msg) {
+  if (!hooks.relayout) return;
+  const place = hooks.relayout(model.view);
+  if (!place) return;
+  if (msg.view) for (const n of model.view.nodes.values()) place(n);
+  else if (msg.view_patch) {
+    const ids = ((msg.view_patch.nodes) || []).map((n) => String(n.id));
+    for (const byId of Object.values(msg.view_patch.node_fields || {})) ids.push(...Object.keys(byId));
+    for (const id of new Set(ids)) place(model.view.nodes.get(id));
+  }
+}
+
 /** Queues drawn as ordered chips, head first, beside their node (outward by default). */
 export function drawQueues(stage, model, ctx, hooks) {
   const nodes = model.view.nodes;
