@@ -659,3 +659,50 @@ MESSAGES_ON_QUEUES_JS = """() => {
       if (hit(mb, qb)) out.push([m.closest('.msg').dataset.type, m.getAttribute('class'), q.textContent]);
   return out;
 }"""
+
+
+def test_present_mode_leaves_the_drawing_to_the_figure(page: Any, live_server: str, screenshots: Path) -> None:
+    """Present mode at the projector's 1280x720, as a class sees it: the bookmarks keep to one
+    row (the current one says its whole label, the others their step: two rows took the
+    figure's height), the scheduler menu says "scheduler" on screen (a class cannot see a
+    tooltip), the space-time strip (120 px, its lane names too small for the back row) waits
+    behind "space-time" and then reads at 16 px or more, and a short message takes the legend's
+    row under the figure instead of covering the drawing's bottom 34 px."""
+    open_viewer(page, live_server, "/sim/datta-prose-remote-unloop?present=1")
+    shoot(page, screenshots / "present-1280x720-prose-remote-unloop.png")
+    box = """s => { const b = document.querySelector(s).getBoundingClientRect();
+                    return {l: b.left, t: b.top, r: b.right, b: b.bottom, w: b.width, h: b.height}; }"""
+    moments = page.eval_on_selector_all("#bookmarks .moment", """ms => ms.map(m => {
+        const b = m.getBoundingClientRect();
+        return {text: m.textContent, l: b.left, r: b.right, t: Math.round(b.top), here: m.classList.contains('here')}; })""")
+    assert len({m["t"] for m in moments}) == 1, f"bookmarks in more than one row: {moments}"
+    assert all(a["r"] <= b["l"] for a, b in zip(moments, moments[1:], strict=False)), f"bookmarks overlap: {moments}"
+    assert [m["text"] for m in moments if m["here"]] == ["★ 16: deadlock: R1 waits"], moments
+    label = page.evaluate(box, ".sched .lbl")
+    assert label["w"] > 40 and label["h"] > 10, f"the scheduler menu has no visible label: {label}"
+    assert page.text_content(".sched .lbl") == "scheduler"
+    view = page.evaluate(box, "#view")
+    assert not page.is_visible("#spacetime"), "the space-time strip takes the figure's height"
+    assert view["h"] >= 440, f"the figure is {view['h']:.0f} px high"
+    # a short message: under the figure, in the legend's row
+    page.evaluate("() => window.allocscope.act.deliver('no-such-event')")
+    page.wait_for_selector("#fault-hint.error", state="visible")
+    view, hint = page.evaluate(box, "#view"), page.evaluate(box, "#fault-hint")
+    assert hint["t"] >= view["b"] - 1, f"the message covers the figure: {hint} over {view}"
+    shoot(page, screenshots / "present-1280x720-message.png")
+    page.evaluate("() => window.allocscope.act.variant('full')")
+    page.wait_for_function("() => /variant full/.test(document.getElementById('fault-hint').textContent)")
+    view, hint = page.evaluate(box, "#view"), page.evaluate(box, "#fault-hint")
+    assert hint["t"] >= view["b"] - 1, f"the variant notice covers the figure: {hint} over {view}"
+    # the space-time diagram on request: under "more", then readable
+    page.click("#btn-more")
+    page.click("#btn-spacetime")
+    page.wait_for_selector("#spacetime .lane text")
+    page.evaluate(SETTLED_JS)
+    lanes = page.eval_on_selector_all("#spacetime .lane text",
+                                      "ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))")
+    assert lanes and min(lanes) >= 16, f"lane names {lanes} px"
+    assert page.get_attribute("#btn-spacetime", "aria-pressed") == "true"
+    shoot(page, screenshots / "present-1280x720-spacetime.png")
+    page.click("#btn-spacetime")
+    assert not page.is_visible("#spacetime")
