@@ -706,3 +706,31 @@ def test_present_mode_leaves_the_drawing_to_the_figure(page: Any, live_server: s
     shoot(page, screenshots / "present-1280x720-spacetime.png")
     page.click("#btn-spacetime")
     assert not page.is_visible("#spacetime")
+
+
+def test_bookmarks_only_where_the_run_is_the_variants_own(page: Any, live_server: str) -> None:
+    """Switching the variant keeps the schedule (full's run replayed under prose); prose's
+    bookmarks describe prose's own run, which parts from it after step 12: "14: R2 breaks the
+    cycle" and "16: deadlock: R1 waits" would mark events that do not happen, so only step 11's
+    is shown. A fork on the own run hides the bookmarks after the fork the same way."""
+    open_viewer(page, live_server, "/sim/datta-prose-remote-unloop?variant=full")
+    page.evaluate("() => window.allocscope.act.variant('prose')")
+    page.wait_for_function("() => window.allocscope.model.protocol.variant === 'prose' && "
+                           "document.body.dataset.step === String(window.allocscope.model.step)")
+    page.evaluate(SETTLED_JS)
+    steps = page.eval_on_selector_all("#bookmarks .moment", "ms => ms.map(m => +m.dataset.step)")
+    assert steps == [11], f"bookmarks shown on full's run under prose: {steps}"
+    # prose's own run: all three; then a fork at step 12 keeps only the one before it
+    open_viewer(page, live_server, "/sim/datta-prose-remote-unloop")
+    assert page.eval_on_selector_all("#bookmarks .moment", "ms => ms.map(m => +m.dataset.step)") == [11, 14, 16]
+    page.evaluate("() => window.allocscope.act.goto(12)")
+    wait_step(page, 12)
+    recorded = gallery()["datta-prose-remote-unloop"].schedule_for("prose")[12]
+    other = next(e["id"] for e in page.evaluate("() => window.allocscope.model.enabled") if e["id"] != recorded)
+    page.evaluate("id => window.allocscope.act.deliver(id)", other)
+    wait_step(page, 13)
+    for k in (14, 15, 16):                  # on along the new branch, past the old moments' steps
+        page.keyboard.press("ArrowRight")
+        wait_step(page, k)
+    page.evaluate(SETTLED_JS)
+    assert page.eval_on_selector_all("#bookmarks .moment", "ms => ms.map(m => +m.dataset.step)") == [11]

@@ -226,6 +226,18 @@ function forks(m) {
   return out;
 }
 
+/**
+ * How far this timeline is the variant's own run, the one the bookmarks describe: the server's
+ * own_steps for the recorded run (another variant's schedule replayed here parts from it), and
+ * no further than where the current branch, or a branch it came from, left the recorded run.
+ */
+export function ownSteps(m) {
+  let limit = m.ownSteps == null ? Infinity : m.ownSteps;
+  const byId = new Map((m.branches || []).map((b) => [b.id, b]));
+  for (let b = byId.get(m.branch); b && b.parent != null; b = byId.get(b.parent)) limit = Math.min(limit, b.fork);
+  return limit;
+}
+
 /** The scenario's figure moment and bookmarks for this variant, on this timeline. */
 export function moments(m) {
   const sc = m.scenario || {};
@@ -234,12 +246,13 @@ export function moments(m) {
   let open = sc.open_at;
   if (open && typeof open === "object") open = open[variant] ?? open.default;
   const fig = (sc.paper && sc.paper.figure) || "figure";
+  const last = Math.min(m.total, ownSteps(m));   // a moment past it would describe another run
   for (const b of sc.bookmarks || []) {
     if (b.variants && !b.variants.includes(variant)) continue;
-    if (b.step > m.total) continue;
+    if (b.step > last) continue;
     out.push({ step: b.step, label: b.label, figure: b.step === open });
   }
-  if (open != null && open <= m.total && !out.some((x) => x.step === open)) {
+  if (open != null && open <= last && !out.some((x) => x.step === open)) {
     out.push({ step: open, label: fig.length < 30 ? fig : "the figure", figure: true });
   }
   return out.sort((a, b) => a.step - b.step);
