@@ -126,6 +126,7 @@ class FrameBuilder:
         if load:
             f["event"] = None
             f["scenario"] = session.scenario.model_dump(mode="json")
+            f["own_steps"] = session.own_steps
             f["protocol"] = protocol_info(sim)
         view = dict(sim.protocol.view(sim))
         view["messages"] = self._messages(sim)[0]

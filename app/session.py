@@ -95,6 +95,9 @@ class Session:
         self.version = 0                        # bumped whenever recorded steps change
         self.changes: list[tuple[int, int]] = []   # (version, records after this step changed)
         self._notice = ""                       # a sentence for the next frame
+        # how many first steps of the recorded run (branch 0) are the variant's own run, the
+        # one the scenario's bookmarks describe (None: all of it; see _own_steps)
+        self.own_steps: int | None = None
         self._auto_scheduler = ""               # "scripted" when a fork switched it away
 
     # ------------------------------------------------------------------ loading
@@ -148,12 +151,40 @@ class Session:
                 if eid is None:
                     break
                 self._apply(eid)
+            own_steps = None if own else self._own_steps(sc, sim.variant, list(sim.trace))
             if step is not None:
                 sim.goto(min(step, len(sim.trace)))
         except Exception:          # a bad schedule, or a protocol bug: keep the old session
             self._restore(old)
             raise
+        self.own_steps = own_steps
         self.playing = False
+
+    def _own_steps(self, sc: Scenario, variant: str, trace: list[str]) -> int | None:
+        """How many first events of ``trace`` are those of ``variant``'s own run (its schedule,
+        then its scheduler) up to its last bookmark: a bookmark says what that run does at its
+        step, and another variant's schedule replayed here (the viewer's variant switch, a link)
+        may do something else there (datta-prose-remote-unloop: full's schedule under prose
+        never deadlocks at 16). None when the scenario has no bookmark for this variant."""
+        marks = [b.step for b in sc.bookmarks_for(variant)]
+        opening = sc.open_at_for(variant)
+        last = max(marks + ([opening] if opening is not None else []), default=0)
+        if not last:
+            return None
+        last = min(last, len(trace), self.limits.max_steps)
+        sim = build(sc, variant)
+        own = sc.schedule_for(variant)
+        sched = service.scheduler_for(sc, variant, sc.scheduler.kind, sc.scheduler.seed, own)
+        for k in range(last):
+            checkpoint()
+            try:            # the schedule's items as load applies them, then the scheduler's picks
+                eid = own[k] if k < len(own) else sched.choose(sim)
+                if eid != trace[k]:
+                    return k
+                sim.step(eid)
+            except SimError:                # the own run stops here (its schedule does not apply)
+                return k
+        return None
 
     def _save(self) -> tuple:
         return (self.scenario, self.sim, self.schedule, self._meta, self._json, self.sched,

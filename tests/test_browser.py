@@ -659,3 +659,78 @@ MESSAGES_ON_QUEUES_JS = """() => {
       if (hit(mb, qb)) out.push([m.closest('.msg').dataset.type, m.getAttribute('class'), q.textContent]);
   return out;
 }"""
+
+
+def test_present_mode_leaves_the_drawing_to_the_figure(page: Any, live_server: str, screenshots: Path) -> None:
+    """Present mode at the projector's 1280x720, as a class sees it: the bookmarks keep to one
+    row (the current one says its whole label, the others their step: two rows took the
+    figure's height), the scheduler menu says "scheduler" on screen (a class cannot see a
+    tooltip), the space-time strip (120 px, its lane names too small for the back row) waits
+    behind "space-time" and then reads at 16 px or more, and a short message takes the legend's
+    row under the figure instead of covering the drawing's bottom 34 px."""
+    open_viewer(page, live_server, "/sim/datta-prose-remote-unloop?present=1")
+    shoot(page, screenshots / "present-1280x720-prose-remote-unloop.png")
+    box = """s => { const b = document.querySelector(s).getBoundingClientRect();
+                    return {l: b.left, t: b.top, r: b.right, b: b.bottom, w: b.width, h: b.height}; }"""
+    moments = page.eval_on_selector_all("#bookmarks .moment", """ms => ms.map(m => {
+        const b = m.getBoundingClientRect();
+        return {text: m.textContent, l: b.left, r: b.right, t: Math.round(b.top), here: m.classList.contains('here')}; })""")
+    assert len({m["t"] for m in moments}) == 1, f"bookmarks in more than one row: {moments}"
+    assert all(a["r"] <= b["l"] for a, b in zip(moments, moments[1:], strict=False)), f"bookmarks overlap: {moments}"
+    assert [m["text"] for m in moments if m["here"]] == ["★ 16: deadlock: R1 waits"], moments
+    label = page.evaluate(box, ".sched .lbl")
+    assert label["w"] > 40 and label["h"] > 10, f"the scheduler menu has no visible label: {label}"
+    assert page.text_content(".sched .lbl") == "scheduler"
+    view = page.evaluate(box, "#view")
+    assert not page.is_visible("#spacetime"), "the space-time strip takes the figure's height"
+    assert view["h"] >= 440, f"the figure is {view['h']:.0f} px high"
+    # a short message: under the figure, in the legend's row
+    page.evaluate("() => window.allocscope.act.deliver('no-such-event')")
+    page.wait_for_selector("#fault-hint.error", state="visible")
+    view, hint = page.evaluate(box, "#view"), page.evaluate(box, "#fault-hint")
+    assert hint["t"] >= view["b"] - 1, f"the message covers the figure: {hint} over {view}"
+    shoot(page, screenshots / "present-1280x720-message.png")
+    page.evaluate("() => window.allocscope.act.variant('full')")
+    page.wait_for_function("() => /variant full/.test(document.getElementById('fault-hint').textContent)")
+    view, hint = page.evaluate(box, "#view"), page.evaluate(box, "#fault-hint")
+    assert hint["t"] >= view["b"] - 1, f"the variant notice covers the figure: {hint} over {view}"
+    # the space-time diagram on request: under "more", then readable
+    page.click("#btn-more")
+    page.click("#btn-spacetime")
+    page.wait_for_selector("#spacetime .lane text")
+    page.evaluate(SETTLED_JS)
+    lanes = page.eval_on_selector_all("#spacetime .lane text",
+                                      "ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))")
+    assert lanes and min(lanes) >= 16, f"lane names {lanes} px"
+    assert page.get_attribute("#btn-spacetime", "aria-pressed") == "true"
+    shoot(page, screenshots / "present-1280x720-spacetime.png")
+    page.click("#btn-spacetime")
+    assert not page.is_visible("#spacetime")
+
+
+def test_bookmarks_only_where_the_run_is_the_variants_own(page: Any, live_server: str) -> None:
+    """Switching the variant keeps the schedule (full's run replayed under prose); prose's
+    bookmarks describe prose's own run, which parts from it after step 12: "14: R2 breaks the
+    cycle" and "16: deadlock: R1 waits" would mark events that do not happen, so only step 11's
+    is shown. A fork on the own run hides the bookmarks after the fork the same way."""
+    open_viewer(page, live_server, "/sim/datta-prose-remote-unloop?variant=full")
+    page.evaluate("() => window.allocscope.act.variant('prose')")
+    page.wait_for_function("() => window.allocscope.model.protocol.variant === 'prose' && "
+                           "document.body.dataset.step === String(window.allocscope.model.step)")
+    page.evaluate(SETTLED_JS)
+    steps = page.eval_on_selector_all("#bookmarks .moment", "ms => ms.map(m => +m.dataset.step)")
+    assert steps == [11], f"bookmarks shown on full's run under prose: {steps}"
+    # prose's own run: all three; then a fork at step 12 keeps only the one before it
+    open_viewer(page, live_server, "/sim/datta-prose-remote-unloop")
+    assert page.eval_on_selector_all("#bookmarks .moment", "ms => ms.map(m => +m.dataset.step)") == [11, 14, 16]
+    page.evaluate("() => window.allocscope.act.goto(12)")
+    wait_step(page, 12)
+    recorded = gallery()["datta-prose-remote-unloop"].schedule_for("prose")[12]
+    other = next(e["id"] for e in page.evaluate("() => window.allocscope.model.enabled") if e["id"] != recorded)
+    page.evaluate("id => window.allocscope.act.deliver(id)", other)
+    wait_step(page, 13)
+    for k in (14, 15, 16):                  # on along the new branch, past the old moments' steps
+        page.keyboard.press("ArrowRight")
+        wait_step(page, k)
+    page.evaluate(SETTLED_JS)
+    assert page.eval_on_selector_all("#bookmarks .moment", "ms => ms.map(m => +m.dataset.step)") == [11]

@@ -130,6 +130,12 @@ export function setupControls(act) {
     $("btn-more").textContent = open ? "less ▴" : "more ▾";
   });
 
+  // present mode leaves the space-time strip out (app.css); this shows it and hides it again
+  $("btn-spacetime").addEventListener("click", () => {
+    const on = document.body.classList.toggle("spacetime-on");
+    $("btn-spacetime").setAttribute("aria-pressed", String(on));
+  });
+
   const pick = $("branch-pick");
   pick.addEventListener("change", () => act.branch(+pick.value));
 
@@ -220,6 +226,18 @@ function forks(m) {
   return out;
 }
 
+/**
+ * How far this timeline is the variant's own run, the one the bookmarks describe: the server's
+ * own_steps for the recorded run (another variant's schedule replayed here parts from it), and
+ * no further than where the current branch, or a branch it came from, left the recorded run.
+ */
+export function ownSteps(m) {
+  let limit = m.ownSteps == null ? Infinity : m.ownSteps;
+  const byId = new Map((m.branches || []).map((b) => [b.id, b]));
+  for (let b = byId.get(m.branch); b && b.parent != null; b = byId.get(b.parent)) limit = Math.min(limit, b.fork);
+  return limit;
+}
+
 /** The scenario's figure moment and bookmarks for this variant, on this timeline. */
 export function moments(m) {
   const sc = m.scenario || {};
@@ -228,12 +246,13 @@ export function moments(m) {
   let open = sc.open_at;
   if (open && typeof open === "object") open = open[variant] ?? open.default;
   const fig = (sc.paper && sc.paper.figure) || "figure";
+  const last = Math.min(m.total, ownSteps(m));   // a moment past it would describe another run
   for (const b of sc.bookmarks || []) {
     if (b.variants && !b.variants.includes(variant)) continue;
-    if (b.step > m.total) continue;
+    if (b.step > last) continue;
     out.push({ step: b.step, label: b.label, figure: b.step === open });
   }
-  if (open != null && open <= m.total && !out.some((x) => x.step === open)) {
+  if (open != null && open <= last && !out.some((x) => x.step === open)) {
     out.push({ step: open, label: fig.length < 30 ? fig : "the figure", figure: true });
   }
   return out.sort((a, b) => a.step - b.step);
@@ -242,12 +261,18 @@ export function moments(m) {
 /**
  * Labelled chips under the scrubber at their steps; close ones stack in rows. Returns
  * draw(marks, m). It reads no layout per step: the box's width comes from a ResizeObserver and
- * each chip's width is measured once, when it is made (two forced layouts of the whole page per
+ * each chip's widths are measured once, when it is made (two forced layouts of the whole page per
  * step were about 2 ms of a 100-process step; issue 15).
+ *
+ * Present mode keeps them to one row (a second row took the figure's height at 1280x720): the
+ * moment the timeline is at (or last passed) says its whole label; one that does not fit beside
+ * it shows only its step ("17", "★ 15"), its label in its tooltip and for screen readers, and
+ * says it whole again when the timeline gets there.
  */
 function setupMoments(box, act) {
   let width = 0, last = null;
-  const chips = new Map();   // "step|label|figure" -> its button, with its measured width __w
+  const chips = new Map();   // "step|label|figure" -> its button, with its measured widths __w, __ws
+  const oneRow = () => document.body.classList.contains("present") && width > 600;
   new ResizeObserver(() => {
     const w = box.clientWidth;
     if (!w || w === width) return;
@@ -256,6 +281,43 @@ function setupMoments(box, act) {
     if (last) draw(...last);
   }).observe(box);
 
+  const full = (k) => `${k.figure ? "★ " : ""}${k.step}: ${k.label}`;
+  const short = (k) => `${k.figure ? "★ " : ""}${k.step}`;
+  function measure(b, k) {
+    const was = b.textContent;
+    b.textContent = short(k);
+    b.__ws = b.scrollWidth + 4;
+    b.textContent = full(k);
+    b.__w = b.scrollWidth + 4;
+    if (was !== b.textContent) b.textContent = was;
+  }
+
+  /**
+   * One row, in step order: the moment at (or last before) the current step whole, the others
+   * by their step only, pushed right then left until none overlaps; then, nearest the current
+   * one first, each says its whole label where that still fits before the next. False when even
+   * the steps alone do not fit in one row (a phone-width timeline).
+   */
+  function fitsOneRow(marks, made, m, place) {
+    let focus = marks.findLastIndex((k) => k.step <= m.step);
+    if (focus < 0) focus = 0;
+    const w = marks.map((_, i) => Math.min(i === focus ? made[i].__w : made[i].__ws, width));
+    const left = marks.map((k, i) => Math.max(0, Math.min(width - w[i], (m.total ? (width * k.step) / m.total : 0) - 8)));
+    for (let i = 1; i < left.length; i++) left[i] = Math.max(left[i], left[i - 1] + w[i - 1] + 4);
+    for (let i = left.length - 1; i >= 0; i--) {
+      left[i] = Math.min(left[i], (i + 1 < left.length ? left[i + 1] - 4 : width) - w[i]);
+    }
+    if (left[0] < 0) return false;
+    const whole = marks.map((_, i) => i === focus);
+    const order = marks.map((_, i) => i).sort((a, b) => Math.abs(a - focus) - Math.abs(b - focus));
+    for (const i of order) {
+      const end = i + 1 < left.length ? left[i + 1] - 4 : width;
+      if (!whole[i] && left[i] + Math.min(made[i].__w, width) <= end) { whole[i] = true; w[i] = Math.min(made[i].__w, width); }
+    }
+    marks.forEach((k, i) => place(i, left[i], w[i], whole[i] ? full(k) : short(k), 0));
+    return true;
+  }
+
   function draw(marks, m) {
     last = [marks, m];
     box.hidden = !marks.length;
@@ -263,33 +325,46 @@ function setupMoments(box, act) {
     for (const [key, b] of chips) if (!keys.includes(key)) { b.remove(); chips.delete(key); }
     if (!marks.length) return;
     if (!width) width = box.clientWidth || 800;
-    const rows = [[], [], []];
-    marks.forEach((k, i) => {
+    const made = marks.map((k, i) => {
       let b = chips.get(keys[i]);
       if (!b) {
         b = document.createElement("button");
         b.type = "button";
         b.dataset.step = String(k.step);
-        b.textContent = `${k.figure ? "★ " : ""}${k.step}: ${k.label}`;
+        b.textContent = full(k);
         b.title = `step ${k.step}: ${k.label}${k.figure ? " (the paper's figure)" : ""}`;
+        b.setAttribute("aria-label", b.title);
         b.addEventListener("click", () => act.goto(k.step));
         chips.set(keys[i], b);
       }
       if (box.children[i] !== b) box.insertBefore(b, box.children[i] || null);
       const cls = `moment${k.figure ? " figure" : ""}${k.step === m.step ? " here" : ""}`;
       if (b.className !== cls) b.className = cls;
-      if (!b.__w) b.__w = b.scrollWidth + 4;
-      const x = m.total ? (width * k.step) / m.total : 0;
-      const w = Math.min(b.__w, width);
-      const left = Math.max(0, Math.min(width - w, x - 8));
-      let row = rows.findIndex((r) => r.every(([a, z]) => left >= z + 4 || left + w <= a - 4));
-      // a narrow timeline (a phone) may need a fourth row: never one chip over another
-      if (row < 0) { rows.push([]); row = rows.length - 1; }
-      rows[row].push([left, left + w]);
-      const l = `${left}px`, t = `${row * 1.75}em`;
-      if (b.style.left !== l) b.style.left = l;
-      if (b.style.top !== t) b.style.top = t;
+      if (!b.__w) measure(b, k);
+      return b;
     });
+    const at = (k, w) => Math.max(0, Math.min(width - w, (m.total ? (width * k.step) / m.total : 0) - 8));
+    const free = (row, l, w) => row.every(([a, z]) => l >= z + 4 || l + w <= a - 4);
+    const rows = [[]];
+    const place = (i, l, w, text, row) => {
+      rows[row].push([l, l + w]);
+      const b = made[i];
+      if (b.textContent !== text) b.textContent = text;
+      const ls = `${l}px`, t = `${row * 1.75}em`;
+      if (b.style.left !== ls) b.style.left = ls;
+      if (b.style.top !== t) b.style.top = t;
+    };
+    if (!(oneRow() && fitsOneRow(marks, made, m, place))) {
+      rows.push([], []);
+      marks.forEach((k, i) => {
+        const w = Math.min(made[i].__w, width);
+        const left = at(k, w);
+        let row = rows.findIndex((r) => free(r, left, w));
+        // a narrow timeline (a phone) may need a fourth row: never one chip over another
+        if (row < 0) { rows.push([]); row = rows.length - 1; }
+        place(i, left, w, full(k), row);
+      });
+    }
     const h = `${rows.filter((r) => r.length).length * 1.75}em`;
     if (box.style.height !== h) box.style.height = h;
   }

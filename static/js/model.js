@@ -6,7 +6,7 @@ export function emptyModel() {
     step: 0, total: 0, stateHash: "", event: null, playing: false,
     scheduler: { kind: "manual", seed: 0 }, enabled: [], narration: [],
     monitors: { safety: "ok", deadlock: null, livelock: null, violations: [], fired: [] },
-    findings: [], metrics: {}, history: [], protocol: null, scenario: null,
+    findings: [], metrics: {}, history: [], protocol: null, scenario: null, ownSteps: null,
     // records of steps after the current one (kept when stepping back, so going forward again
     // needs no answer from the server), the branches of the event tree, and a range of records
     // the page must fetch ({op: "history"}) after a long jump
@@ -102,6 +102,7 @@ export function applyFrame(m, f) {
   }
   if (f.protocol) m.protocol = f.protocol;
   if (f.scenario) m.scenario = f.scenario;
+  if ("own_steps" in f) m.ownSteps = f.own_steps;    // null: the whole recorded run is the variant's own
   let full = false;
   if (f.view) { setView(m, f.view); full = true; }
   else if (f.view_patch) patchView(m, f.view_patch);

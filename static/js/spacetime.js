@@ -45,7 +45,9 @@ export function setupSpacetime(svg, act) {
     const lh = (H - 18) / Math.max(1, ids.length);
     // lane names as large as their lanes allow (a name's box is ~1.17 em tall), 11 to 14 px:
     // 11 px for every lane read poorly on a projector where six lanes have 18 px each
-    const lanePx = String(Math.max(11, Math.min(14, Math.floor((lh - 1) / 1.17))));
+    // (present mode shows the strip only when asked, 200 px high: its names up to 18 px)
+    const most = document.body.classList.contains("present") ? 18 : 14;
+    const lanePx = String(Math.max(11, Math.min(most, Math.floor((lh - 1) / 1.17))));
     if (lanesG.style.getPropertyValue("--lane-px") !== lanePx) lanesG.style.setProperty("--lane-px", lanePx);
     const ly = (id) => 6 + lh * (lane.get(String(id)) + 0.5);
     const sx = (s) => LEFT + ((W - LEFT - 10) * (s - lo)) / Math.max(1, hi - lo);
