@@ -568,10 +568,18 @@ function growToDrawing(stage) {
   return true;
 }
 
+// Labels that find themselves a place inside the figure (or are left out): not part of the
+// drawing a fit holds. A fit that held them fed on itself: a label keeps its screen size, so at
+// each round's smaller zoom it was larger in user units and the box grew again (datta-fig5-6 at
+// step 26 on a phone: three seekLoop labels, the ring drawn 130 px wide in a 390 px figure).
+const FLOATING = ".seek-label";
+
 /** Set the view box to the drawing's own box (plus 6 screen px); true if it changed. */
 function fitToDrawing(stage) {
   let b;
-  try { b = stage.svg.getBBox(); } catch { return false; }
+  const floating = Array.from(stage.svg.querySelectorAll(FLOATING)).filter((t) => t.style.display !== "none");
+  for (const t of floating) t.style.display = "none";
+  try { b = stage.svg.getBBox(); } catch { return false; } finally { for (const t of floating) t.style.display = ""; }
   if (!b || !b.width || !b.height || !stage.k) return false;
   const pad = 6 * stage.k;
   const box = [b.x - pad, b.y - pad, b.width + 2 * pad, b.height + 2 * pad];
