@@ -233,3 +233,99 @@ def test_every_lesson_opens_at_both_sizes(browser: Any, live_server: str, screen
     finally:
         for pg, _q, _t in pages:
             pg.context.close()
+
+
+# On a phone, what a shown chapter's figure is: the view's box, the box of what it drew (nodes),
+# the text section's box, and the page's width against the window's.
+PHONE_FIGURE_JS = """() => {
+  const box = (e) => { const r = e.getBoundingClientRect();
+                       return {x: r.x, y: r.y, w: r.width, h: r.height, bottom: r.bottom}; };
+  return {view: box(document.getElementById('view')),
+          drawn: box(document.querySelector('#view .layer.nodes')),
+          text: box(document.querySelector('.lesson-text')),
+          scroll: [document.documentElement.scrollWidth, innerWidth]};
+}"""
+
+
+def test_a_phone_shows_each_chapter_s_figure_above_its_text(page: Any, live_server: str,
+                                                           screenshots: Any) -> None:
+    """Every chapter of every lesson at 390x844: the figure is as wide as the page, above the
+    text (it was a column 50 px wide beside the text's 340), and what it draws fills it (at
+    least 60 % of its width or height: datta-fig5-6's step 26 was a ring 134 px wide, its
+    seekLoop labels on its nodes); no label on another, on another node or cut by the edge,
+    except on the scenarios whose phone figure the viewer's test still lists as not clean."""
+    from .test_browser_lesson import CLIPPED_JS, NODE_OVERLAPS_JS, OVERLAPS_JS, PHONE_NOT_YET
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.set_default_timeout(30_000)
+    labels = f"() => [...({OVERLAPS_JS})(), ...({NODE_OVERLAPS_JS})(), ...({CLIPPED_JS})()]"
+    found: dict[str, Any] = {}
+    for lesson in LESSONS.values():
+        for i, ch in enumerate(lesson.chapters):
+            if i == 0:
+                page.goto(f"{live_server}/lesson/{lesson.id}#{ch.id}")
+            else:      # the player's own hashchange path, as a link to the chapter takes
+                page.evaluate("h => { const d = document.body.dataset; delete d.loaded; "
+                              "delete d.ready; location.hash = h; }", ch.id)
+            page.wait_for_function(SHOWN_JS, arg=[ch.id, step_of(lesson, ch)])
+            page.evaluate(SETTLED_JS)
+            where = f"{lesson.id}#{ch.id}"
+            f = page.evaluate(PHONE_FIGURE_JS)
+            view, drawn, txt = f["view"], f["drawn"], f["text"]
+            assert view["w"] >= 370 and view["h"] >= 300, (where, view)
+            assert txt["y"] >= view["bottom"] - 1, (where, "the text is not under the figure", f)
+            assert drawn["w"] >= 0.6 * view["w"] or drawn["h"] >= 0.6 * view["h"], (where, f)
+            assert f["scroll"][0] <= f["scroll"][1], (where, f["scroll"])
+            if place(lesson, ch).scenario.id not in PHONE_NOT_YET:
+                bad = page.evaluate(labels)
+                if bad:
+                    found[where] = bad[:4]
+            if i == 0 and lesson.id in ("datta-fig5-6-reorganisation", "game-conflict"):
+                shoot(page, screenshots / f"lesson-{lesson.id}-390x844.png", full_page=True)
+    assert found == {}, found
+
+
+# The queue table beside a lesson's ring of three resources: its text size in screen px (the
+# font size times the screen pixels per user unit), its right edge's distance from the figure's,
+# and the ring's drawn width against the figure's.
+TABLE_JS = """() => {
+  const v = document.getElementById('view').getBoundingClientRect();
+  const rows = [...document.querySelectorAll('#view .qrow')];
+  const px = [...document.querySelectorAll('#view .qrow text')].filter((t) => t.textContent.trim())
+    .map((t) => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
+  return {rows: rows.length, px: px.length ? Math.min(...px) : null,
+          margin: rows.length ? v.right - Math.max(...rows.map((g) => g.getBoundingClientRect().right)) : null,
+          ring: document.querySelector('#view .layer.nodes').getBoundingClientRect().width, view: v.width};
+}"""
+
+
+def test_three_resource_lessons_table_reads_on_a_projector(page: Any, live_server: str,
+                                                         screenshots: Any) -> None:
+    """Every chapter of the lessons on rings of three resources at 1280x720: the queue table
+    beside the ring is 13 px text or more (it was 11 px) and ends at least 16 px inside the
+    figure (datta-fig5-6's ended 13 px from it, at x = 1267 of 1280), the ring at least 0.54 of
+    the figure's width (it was 424 of 819 px in fig5-6's chapters, 0.52: the larger table must
+    not cost the ring), and no label on another, on another node or cut by the edge."""
+    from .test_browser_lesson import CLIPPED_JS, NODE_OVERLAPS_JS, OVERLAPS_JS
+    page.set_viewport_size({"width": 1280, "height": 720})
+    labels = f"() => [...({OVERLAPS_JS})(), ...({NODE_OVERLAPS_JS})(), ...({CLIPPED_JS})()]"
+    tables = 0
+    for lid in ("datta-fig3-seekloop", "datta-fig5-6-reorganisation", "datta-printed-done"):
+        lesson = LESSONS[lid]
+        for i, ch in enumerate(lesson.chapters):
+            if i == 0:
+                page.goto(f"{live_server}/lesson/{lid}#{ch.id}")
+            else:
+                page.evaluate("h => { const d = document.body.dataset; delete d.loaded; "
+                              "delete d.ready; location.hash = h; }", ch.id)
+            page.wait_for_function(SHOWN_JS, arg=[ch.id, step_of(lesson, ch)])
+            page.evaluate(SETTLED_JS)
+            t = page.evaluate(TABLE_JS)
+            where = f"{lid}#{ch.id}"
+            assert t["ring"] >= 0.54 * t["view"], (where, t)
+            if t["rows"]:
+                tables += 1
+                assert t["px"] >= 13 and t["margin"] >= 16, (where, t)
+            assert page.evaluate(labels) == [], where
+            if (lid, ch.id) == ("datta-fig5-6-reorganisation", "tail"):
+                shoot(page, screenshots / "lesson-datta-fig5-6-tail-1280x720.png")
+    assert tables >= 8      # the chapters with a queue to show (not a vacuous pass)

@@ -205,10 +205,13 @@ export function drawMessages(layer, model, hooks, opts) {
       if (Math.abs(p.nx) <= 0.3) attr(lab, "y", (p.ny * size * 2.2).toFixed(1));
       // Messages that can be delivered now carry their full label; the ones queued behind them
       // keep their type's short label (never a bare shape), and their tooltip.
-      // In a crowd (more than a dozen in flight) every label starts short: the full one is in
-      // the tooltip and the events list.
+      // In a crowd (more than a dozen in flight), and on a figure whose nodes are too close for
+      // their detail lines (opts.dense), every label starts short: the full one is in the
+      // tooltip and the events list. (datta-stress's ring at 1280x720: "newStrongACK(C10)" and
+      // "NewRequest(C11, 1, R5)" were wider than the resources' ring, four labels stacked.)
       const many = p.behind ? ` ×${p.behind + 1}` : "";
-      text(lab, showLabels && !p.tail ? (m.deliverable && placed.length <= 12 ? (m.label || m.type) : st.short) + many : "");
+      const full = m.deliverable && placed.length <= 12 && !opts.dense;
+      text(lab, showLabels && !p.tail ? (full ? (m.label || m.type) : st.short) + many : "");
       g.__lab = { x: lab.getAttribute("x"), y: lab.getAttribute("y"), anchor: lab.getAttribute("text-anchor"),
                   text: lab.textContent, short: st.short + many };
       const says = `${m.label || m.type} ${m.src}→${m.dst} (${m.id}, sent at step ${m.sent_step ?? "?"})` +
@@ -218,7 +221,7 @@ export function drawMessages(layer, model, hooks, opts) {
       tip(g, says);
       attr(g, "aria-label", says);
     },
-    (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}|${placed.length <= 12}|${p.tail}|${p.behind}|${size}`);
+    (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}|${placed.length <= 12}|${p.tail}|${p.behind}|${size}|${!!opts.dense}`);
   if (showLabels) declutter(layer);
 }
 

@@ -5,6 +5,7 @@
 
 import { attr, el, keyed, text, tip } from "../svg.js";
 import { drawMessages } from "../messages.js";
+import { GAP, MARGIN, drawQueueTable, planTable, planWidth, tableRows } from "./queue_table.js";
 
 // A node's detail lines ("head C1", "D=(R3,R1)") are 14 screen pixels (app.css, .node .detail,
 // through --detail-px), readable on a projector at 1280x720 (they were 12), 17 pixels apart; a
@@ -205,7 +206,15 @@ export function drawQueues(stage, model, ctx, hooks) {
   }
   if (hooks.queueColumn && hooks.queueColumn(model.view)) {
     // on a phone there is no room beside the ring: the inspector lists the queues instead
-    drawQueueTable(stage, (ctx.W || 900) < 600 ? [] : tableRows(items, nodes), nodes, ctx);
+    const rows = (ctx.W || 900) < 600 || !stage.table ? [] : tableRows(model.view);
+    const k = ctx.k || 1;
+    const xs = Array.from(nodes.values()).map((n) => n.x), ys = Array.from(nodes.values()).map((n) => n.y);
+    const x0 = Math.max(...xs) + ctx.r + GAP * k;
+    // level with the ring's middle, never above the top of what is shown
+    const mid = (Math.min(...ys) + Math.max(...ys)) / 2;
+    const h = stage.table ? rows.length * 2 * stage.table.px * k : 0;
+    const y0 = Math.max(ctx.top != null ? ctx.top + (stage.table ? stage.table.px : 14) * k : -Infinity, mid - h / 2);
+    drawQueueTable(stage.queues, rows, stage.table || { px: 13, m: 1 }, x0, y0, k);
     return;
   }
   keyed(stage.queues, items, (it) => `${it.q.node}|${it.q.name}`,
@@ -248,82 +257,6 @@ export function drawQueues(stage, model, ctx, hooks) {
     // the row moves when its anchor does (and redraws when the projector size changes) (another queue of the node filled or emptied, the
     // node's detail lines changed): the anchor is part of what makes a row stale
     (it) => JSON.stringify(it.q) + JSON.stringify(it.a) + ctx.r + "," + ctx.k + "," + ctx.qf);
-}
-
-// A crowded ring (datta-stress: 8 resources, 30 clients) has no room for a chip row beside each
-// resource: the queues go to a table right of the figure, one row per resource that has a
-// non-empty queue ("R3  strong C22 C24 …  weak C19 C6"), in the resources' order. Eight rows fit
-// any view, so the table is one column and the ring keeps the rest of the width.
-const ROW_H = 22, PART_MAX = 4;
-const chipW = (s) => Math.max(24, String(s).length * 7 + 8);
-
-/** The table's rows: per resource, its non-empty queues (strong, weak, token). */
-function tableRows(items, nodes) {
-  const order = new Map(Array.from(nodes.keys()).map((id, i) => [id, i]));
-  const rows = new Map();
-  for (const it of items) {
-    if (!(it.q.items || []).length) continue;
-    const id = String(it.n.id);
-    if (!rows.has(id)) rows.set(id, { n: it.n, parts: [] });
-    rows.get(id).parts.push(it.q);
-  }
-  return Array.from(rows.values()).sort((a, b) => order.get(String(a.n.id)) - order.get(String(b.n.id)));
-}
-
-/** Width of a table row in screen pixels (before the projector's factor). */
-function rowWidth(row) {
-  let w = String(row.n.label ?? row.n.id).length * 8 + 12;
-  for (const q of row.parts) {
-    const its = q.items || [];
-    w += String(q.name).replace(/^Q_/, "").length * 7 + 8;
-    w += its.slice(0, PART_MAX).reduce((x, i) => x + chipW(i) + 3, 0) + (its.length > PART_MAX ? 26 : 0) + 10;
-  }
-  return w;
-}
-
-/** Widest row of the table for a view (screen pixels): what the fit leaves room for. */
-function tableWidth(view) {
-  const items = [];
-  for (const q of view.queues.values()) {
-    const n = view.nodes.get(String(q.node));
-    if (n && (q.items || []).length) items.push({ q, n });
-  }
-  return Math.max(160, ...tableRows(items, view.nodes).map(rowWidth));
-}
-
-function drawQueueTable(stage, rows, nodes, ctx) {
-  const k = (ctx.k || 1) * (ctx.qf || 1);
-  const xs = Array.from(nodes.values()).map((n) => n.x), ys = Array.from(nodes.values()).map((n) => n.y);
-  const x0 = Math.max(...xs) + ctx.r + 30 * k;
-  // the table sits level with the ring's middle, never above the top of what is shown
-  const mid = (Math.min(...ys) + Math.max(...ys)) / 2;
-  const y0 = Math.max(ctx.top != null ? ctx.top + 14 * k : -Infinity, mid - (rows.length * ROW_H * k) / 2);
-  keyed(stage.queues, rows, (row) => `row|${row.n.id}`,
-    () => el("g", { class: "queue qrow" }),
-    (g, row) => {
-      g.replaceChildren();
-      const h = 17 * k;
-      g.setAttribute("transform", `translate(${x0.toFixed(1)},${(y0 + rows.indexOf(row) * ROW_H * k).toFixed(1)})`);
-      text(el("text", { class: "qname qres", x: 0, y: 4 * k }, g), row.n.label ?? row.n.id);
-      let x = (String(row.n.label ?? row.n.id).length * 8 + 12) * k;
-      for (const q of row.parts) {
-        const tag = String(q.name).replace(/^Q_/, "");
-        text(el("text", { class: "qname", x, y: 4 * k }, g), tag);
-        x += (tag.length * 7 + 8) * k;
-        const its = q.items || [];
-        its.slice(0, PART_MAX).forEach((item, j) => {
-          const w = chipW(item) * k;
-          const cg = el("g", { class: "chip-g", transform: `translate(${x},${-h / 2})` }, g);
-          el("rect", { class: `qchip q-${tag}` + (j === 0 ? " head" : ""), width: w, height: h, rx: 4 }, cg);
-          text(el("text", { class: "qitem", x: w / 2, y: 12.5 * k, "text-anchor": "middle" }, cg), String(item));
-          x += w + 3 * k;
-        });
-        if (its.length > PART_MAX) { text(el("text", { class: "qmore", x, y: 4 * k }, g), `+${its.length - PART_MAX}`); x += 26 * k; }
-        x += 10 * k;
-      }
-      tip(g, `${row.n.label ?? row.n.id}: ` + row.parts.map((q) => `${q.name} ${(q.items || []).join(", ")}`).join("; ") + " (head first)");
-    },
-    (row) => JSON.stringify(row.parts) + rows.indexOf(row) + "," + x0 + "," + y0 + "," + k);
 }
 
 function defaultAnchor(n, idx, ctx) {
@@ -406,10 +339,13 @@ function fitViewBox(stage, model, ctx, hooks) {
       k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
     }
   }
-  // padding is in screen pixels, so it depends on the zoom: iterate to the fixed point (with a
-  // queue table of B px beside a W px view each round closes only 1 - B/W of the gap: five
-  // rounds left datta-stress's table 27 px past the right edge)
-  for (let i = 0; i < (hooks.queueColumn || hooks.leftBox ? 40 : 2) && !hooks.extent; i++) {
+  stage.table = null;
+  if (!hooks.extent && hooks.queueColumn && hooks.queueColumn(model.view) && W >= 600) {
+    box = fitBesideTable(stage, model, ctx, { xs, ys, W, H, lines, near });
+    k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
+  }
+  // padding is in screen pixels, so it depends on the zoom: iterate to the fixed point
+  for (let i = 0; i < (hooks.leftBox ? 40 : 2) && !hooks.extent && !stage.table; i++) {
     // (on a phone the queue rows hang under their nodes, half a row's width each side: less)
     const padX = ctx.r + (model.view.queues.size ? (W < 600 ? 75 : 130) : 50) * k;
     // a layout's box of counters left of the figure (the tree's tokens) gets a margin of its own
@@ -418,13 +354,8 @@ function fitViewBox(stage, model, ctx, hooks) {
     // was cut by the top edge)
     // (a phone's tree puts its counters under it: hooks.leftBox lines of room there instead)
     const padTop = ctx.r + (30 + (model.view.queues.size ? 30 * ((ctx.qf || 1) - 1) : 0)) * k, padBottom = ctx.r + (22 + (ctx.room || 15) * (lines + 1) + (W < 600 && hooks.leftBox ? 30 : 0)) * k;
-    let x1 = Math.max(...xs) + padX;
+    const x1 = Math.max(...xs) + padX;
     const y0 = Math.min(...ys) - padTop, y1 = Math.max(...ys) + padBottom;
-    if (hooks.queueColumn && hooks.queueColumn(model.view) && W >= 600) {   // room for the queue table
-      const kq = k * (ctx.qf || 1);
-      stage.tableW = tableWidth(model.view);
-      x1 = Math.max(...xs) + ctx.r + (30 + stage.tableW) * kq;
-    }
     const x0 = Math.min(...xs) - padL;
     box = [x0, y0, x1 - x0, y1 - y0];
     k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
@@ -439,6 +370,46 @@ function fitViewBox(stage, model, ctx, hooks) {
   stage.dense = near / k < (hooks.rowsBelow ? Math.max(95, 2 * Math.min(34, near * 0.32) / k + 70 + ((ctx.room || 15) - 1) * lines) : 95);
   stage.near = near;
 }
+
+/**
+ * The box of a ring with its queue table beside it (queue_table.js), solved for the zoom k
+ * (user units per screen px) rather than iterated: every margin is r user units plus some
+ * screen px, so the height and the width each give k in closed form. The ring takes the height
+ * first; the table gets the width left beside it (fewer chips, smaller present-mode text when
+ * that is short) and only a table wider than that makes the ring smaller. (The fixed-point
+ * iteration this replaces had no fixed point once the table was wider than the view less the
+ * margins: present mode's 1.6x table on datta-stress at 1280x720 zoomed out to k = 40,000.)
+ */
+function fitBesideTable(stage, model, ctx, { xs, ys, W, H, lines, near }) {
+  const r = ctx.r, qf = ctx.qf || 1;
+  const spanX = Math.max(...xs) - Math.min(...xs) + 2 * r, spanY = Math.max(...ys) - Math.min(...ys) + 2 * r;
+  // screen px kept around the ring: left of it the node labels and details (its queues are in
+  // the table), over it a label or a message, under it the detail lines; a ring too crowded
+  // for detail lines (fewer than 95 px between nodes: they are not drawn) keeps only a label's
+  // room, over it as under it (datta-stress: 106 px of 327 were kept for lines never drawn;
+  // what is drawn past the box all the same widens it after the drawing: growToDrawing)
+  const left = 50;
+  let top = 30 + 30 * (qf - 1), bottom = 22 + (ctx.room || 15) * (lines + 1);
+  let kh = spanY / Math.max(1, H - top - bottom);
+  if (near / kh < 95) { top = bottom = 14 * qf; kh = spanY / Math.max(1, H - top - bottom); }
+  const rows = tableRows(model.view);
+  const ringW = spanX / kh + left;
+  // (when no table fits beside the ring at its full height, the ring gives up to a fifth of
+  // its width: else fig5-6's lesson showed "R1 strong C3 +1" for a ring 10 % larger, where
+  // its point is C2 behind C3)
+  const plan = planTable(rows, [W - ringW - GAP - MARGIN, W - RING_KEEP * ringW - GAP - MARGIN],
+                         H - top, TABLE_PX_PRESENT(qf));
+  const kw = spanX / Math.max(1, W - left - GAP - plan.w - MARGIN);
+  const k = Math.max(kh, kw);
+  stage.table = plan;
+  return [Math.min(...xs) - r - left * k, Math.min(...ys) - r - top * k,
+          spanX + (left + GAP + plan.w + MARGIN) * k, spanY + (top + bottom) * k];
+}
+
+const RING_KEEP = 0.8;
+
+/** The table's text: 13 px, and as much larger as the other queue rows in present mode. */
+const TABLE_PX_PRESENT = (qf) => Math.round(13 * qf * 10) / 10;
 
 /**
  * Render the whole view: called once per animation frame at most, with the model's dirty
@@ -457,8 +428,8 @@ export function renderView(stage, model, hooks, handlers, state) {
   const geometryChanged = state.lastN !== n;
   state.lastN = n;
   // the queue table got wider than the fit left room for (a row grew while stepping): refit
-  const wider = hooks.queueColumn && d.queues && hooks.queueColumn(model.view) && stage.tableW != null
-    && tableWidth(model.view) > stage.tableW + 1;
+  const wider = hooks.queueColumn && d.queues && stage.table && hooks.queueColumn(model.view)
+    && planWidth(tableRows(model.view), stage.table) > stage.table.w + 1;
   const all = d.all || geometryChanged || state.forceAll || wider;
   state.forceAll = false;
   if (hooks.place) hooks.place(model, stage);   // a layout that moves nodes for this view's size
@@ -568,10 +539,18 @@ function growToDrawing(stage) {
   return true;
 }
 
+// Labels that find themselves a place inside the figure (or are left out): not part of the
+// drawing a fit holds. A fit that held them fed on itself: a label keeps its screen size, so at
+// each round's smaller zoom it was larger in user units and the box grew again (datta-fig5-6 at
+// step 26 on a phone: three seekLoop labels, the ring drawn 130 px wide in a 390 px figure).
+const FLOATING = ".seek-label";
+
 /** Set the view box to the drawing's own box (plus 6 screen px); true if it changed. */
 function fitToDrawing(stage) {
   let b;
-  try { b = stage.svg.getBBox(); } catch { return false; }
+  const floating = Array.from(stage.svg.querySelectorAll(FLOATING)).filter((t) => t.style.display !== "none");
+  for (const t of floating) t.style.display = "none";
+  try { b = stage.svg.getBBox(); } catch { return false; } finally { for (const t of floating) t.style.display = ""; }
   if (!b || !b.width || !b.height || !stage.k) return false;
   const pad = 6 * stage.k;
   const box = [b.x - pad, b.y - pad, b.width + 2 * pad, b.height + 2 * pad];

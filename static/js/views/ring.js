@@ -65,15 +65,22 @@ const hit = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
   && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
 
 /** A seekLoop's label goes above its node, else below, right or left, wherever it covers no
- * other text; when every side is taken it is left out (the halo's tooltip still names it). */
+ * other text and no node and lies inside the figure; when every side is taken it is left out
+ * (the halo's tooltip still names it). (Outside the figure it was cut by the edge on a phone,
+ * or the phone's fit grew the figure's box to hold it: see fitToDrawing in common.js; on
+ * datta-stress's ring its label lay on client C14 at 1280x720.) */
 function placeSeekLabels(layer, ctx) {
   const svg = layer.ownerSVGElement;
   if (!svg) return;
   const labels = Array.from(layer.querySelectorAll(".seek-label"));
   if (!labels.length) return;
+  const area = svg.getBoundingClientRect();
+  const inside = (b) => !area.width || (b.left >= area.left + 2 && b.right <= area.right - 2
+    && b.top >= area.top + 2 && b.bottom <= area.bottom - 2);
   const fixed = Array.from(svg.querySelectorAll("text"))
     .filter((t) => !layer.contains(t) && t.textContent.trim())
     .map((t) => t.getBoundingClientRect()).filter((r) => r.width > 0);
+  for (const b of svg.querySelectorAll(".layer.nodes > g > .body")) fixed.push(b.getBoundingClientRect());
   const kept = [];
   const k = ctx.k || 1, r = ctx.r;
   const spots = [[0, -r - 16 * k, "middle"], [0, r + 26 * k, "middle"], [r + 14 * k, 5 * k, "start"],
@@ -86,7 +93,7 @@ function placeSeekLabels(layer, ctx) {
     for (const [x, y, anchor] of spots) {
       t.setAttribute("x", String(x)); t.setAttribute("y", String(y)); t.setAttribute("text-anchor", anchor);
       const b = t.getBoundingClientRect();
-      if (!fixed.some((f) => hit(f, b)) && !kept.some((q) => hit(q, b))) { kept.push(b); ok = true; break; }
+      if (inside(b) && !fixed.some((f) => hit(f, b)) && !kept.some((q) => hit(q, b))) { kept.push(b); ok = true; break; }
     }
     t.style.display = ok ? "" : "none";
   }

@@ -68,8 +68,10 @@ function drawFront(layer, model, ctx) {
       g.replaceChildren();
       if ((ctx.W || 900) < 600) {
         // a phone has no margin left of the tree: the counts go under it, three to a line
-        // (under the bottom row's detail lines when those are shown: kout-fig3's ran into them)
-        const lines = ctx.dense ? 0 : Math.max(0, ...Array.from(model.view.nodes.values()).map((n) => details(n).length));
+        // (under the bottom row's detail lines when those are shown: kout-fig3's ran into them;
+        // and under the line of badges after them, "1 ResT": kout-fig3-livelock's lesson at step 8)
+        const lines = ctx.dense ? 0 : Math.max(0, ...Array.from(model.view.nodes.values()).map((n) =>
+          details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0)));
         g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r},${Math.max(...ys) + ctx.r + (22 + (ctx.lh || 14) * lines) * k})`);
         for (let i = 0; i < rs.length; i += 3) text(el("text", { y: (i / 3) * 16 * k }, g), rs.slice(i, i + 3).join(" · "));
         return;
