@@ -624,14 +624,16 @@ def test_a_long_legend_keeps_to_two_rows_beside_the_figure(page: Any, live_serve
         assert edges[1] <= edges[0] + 1, (h, edges)
 
 
-# What a class reads of a ring with its queue table: the ring takes at least 85 % of the
+# What a class reads of a ring with its queue table: the ring takes at least 80 % of the
 # figure's height, and the table's text and the messages' labels are 13 px or more (the font
-# size times the screen pixels per user unit).
+# size times the screen pixels per user unit). (80 %, not more: present mode's figure is 516 px
+# high at 1280x720 since ui6's round, and there the ring, 420-430 px, is bounded by the width
+# the table beside it leaves; the fault this catches drew it 2 px high.)
 RING_READS_JS = """() => {
   const v = document.getElementById('view').getBoundingClientRect();
   const ring = document.querySelector('#view .layer.nodes').getBoundingClientRect();
   const out = [];
-  if (ring.height < 0.85 * v.height) {
+  if (ring.height < 0.8 * v.height) {
     out.push(['the ring', `${Math.round(ring.height)} of ${Math.round(v.height)} px high`]);
   }
   for (const t of document.querySelectorAll('#view .qrow text, #view .msg .msg-label')) {
