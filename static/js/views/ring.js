@@ -143,10 +143,24 @@ function relayout(view) {
   };
 }
 
-/** With the ring turned, every resource is on the "lower half": queues go under the node. */
+/** Under this many screen pixels of height the turned ring's queues go beside its resources. */
+const SHORT_VIEW = 300;
+
+/**
+ * With the ring turned, every resource is on the "lower half": queues go under the node. In a
+ * short, wide view (present mode with "more" and the space-time strip open: 880x277 at
+ * 1280x720) three rows under R1 and R2 need some 180 screen pixels below the R1–R2 line, more
+ * than half the view: the fit shrank the ring until C2 sat on R2's rows and Q_token still fell
+ * past the bottom edge. There the rows go outside the ring, left of R1 and right of R2, one over
+ * another level with the node, where the width is to spare.
+ */
 function queueAnchor2(n, idx, ctx) {
   const k = (ctx.k || 1) * (ctx.qf || 1);
   if (n.kind !== "resource" || !n.__turned) return queueAnchor(n, idx, ctx);
+  if (ctx.W >= 600 && ctx.H < SHORT_VIEW) {
+    const right = n.x >= 500, y = n.y + (idx - 1) * 22 * k;
+    return { x: n.x + (right ? 1 : -1) * (ctx.r + 14 * (ctx.k || 1)), y, right };
+  }
   const lines = ctx.dense ? 0 : details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0);
   const line = Math.max(15 * (ctx.qf || 1), (ctx.lh || 14) + 1) * (ctx.k || 1);
   return { x: n.x, y: n.y + ctx.r + (16 + idx * 22) * k + lines * line, centre: true };
