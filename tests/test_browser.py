@@ -789,6 +789,11 @@ def test_present_mode_says_a_finding_in_one_line(page: Any, live_server: str, sc
     shoot(page, screenshots / "present-1280x720-banner.png")
     page.click("#banner")
     assert page.evaluate("() => document.getElementById('banner').getBoundingClientRect().height") >= geo["h"]
+    # before the deadlock there is no banner (its one-line layout must not show a hidden one)
+    page.keyboard.press("Home")
+    wait_step(page, 0)
+    page.evaluate(SETTLED_JS)
+    assert not page.is_visible("#banner"), "the banner stays at step 0"
 
 
 def test_present_mode_fits_the_figure_with_more_and_the_spacetime_strip(
