@@ -765,6 +765,12 @@ def test_normal_mode_messages_take_the_legends_row(page: Any, live_server: str, 
     assert hint["t"] >= view["b"] - 1, f"the armed-fault hint covers the figure: {hint} over {view}"
     page.keyboard.press("Escape")
     page.wait_for_selector("#legend", state="visible")
+    # an unfolded legend (three rows, 72 px) does not make a message a large empty box
+    open_viewer(page, live_server, "/sim/datta-fig3")
+    page.click("#legend .lg-more")
+    page.evaluate("() => window.allocscope.act.deliver('no-such-event')")
+    page.wait_for_selector("#fault-hint.error", state="visible")
+    assert page.evaluate(BOX_JS, "#fault-hint")["h"] <= 50
 
 
 def test_present_mode_says_a_finding_in_one_line(page: Any, live_server: str, screenshots: Path) -> None:

@@ -63,8 +63,10 @@ function onStatus(s) {
  * as the legend it stands in for, so that the figure keeps its size and is not fitted again.
  */
 function showMessage(b) {
-  const legend = $("legend");
-  if (b.hidden) b.style.minHeight = legend.offsetHeight ? `${legend.offsetHeight}px` : "";
+  // (no more than the folded legend's two rows: an unfolded legend of six rows would leave a
+  // message in a large empty box)
+  const h = Math.min($("legend").offsetHeight, 46);
+  if (b.hidden) b.style.minHeight = h ? `${h}px` : "";
   b.hidden = false;
 }
 
