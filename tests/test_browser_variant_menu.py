@@ -132,3 +132,16 @@ def test_a_refused_switch_leaves_the_menu_on_the_figures_variant(page: Any, live
     page.select_option("#variant", "naive")
     page.wait_for_function("() => /server busy/.test(document.getElementById('fault-hint').textContent)")
     assert shown(page) == {"menu": "full", "figure": "full", "address": None}, shown(page)
+
+
+def test_a_short_link_to_an_own_scenario_under_another_variant(page: Any, live_server: str) -> None:
+    """A scenario of one's own (its file says full), shared under naive (the viewer's "share"
+    after a switch does this): /s/<id> opens /sim/-?link=<id>, rendered with the file's variant
+    selected; the figure is the link's naive, and the menu said full."""
+    sc = gallery()["datta-fig1"].model_dump(mode="json")
+    sc["id"] = "my-fig1"
+    schedule = gallery()["datta-fig1"].schedule_for("naive")[:3]
+    made = make_link(live_server, {"scenario": sc, "variant": "naive", "schedule": schedule, "step": 3})
+    open_viewer(page, live_server, made["url"])
+    wait_variant(page, "naive")
+    assert shown(page)["menu"] == "naive", shown(page)
