@@ -90,7 +90,8 @@ def test_a_reconnect_after_a_switch_on_a_short_link(page: Any, live_server: str)
 
 def test_a_room_follower_gets_the_teachers_variant(page: Any, browser: Any, live_server: str) -> None:
     """The teacher picks naive: every follower's figure turns naive, and its menu says so (it
-    kept saying full)."""
+    kept saying full). A follower's own pick is refused, and its menu goes back to naive (it
+    kept the refused pick)."""
     open_viewer(page, live_server, "/sim/datta-fig1")
     code = start_room_from(page)
     errors: list[str] = []
@@ -101,6 +102,10 @@ def test_a_room_follower_gets_the_teachers_variant(page: Any, browser: Any, live
         wait_variant(students[0], "naive")
         assert shown(students[0])["menu"] == "naive", shown(students[0])
         assert shown(page)["menu"] == "naive"
+        # a follower who picks another variant is told to fork first; the menu stays the class's
+        students[0].select_option("#variant", "full")
+        students[0].wait_for_function("() => /explore on my own/.test(document.getElementById('fault-hint').textContent)")
+        assert shown(students[0]) == {"menu": "naive", "figure": "naive", "address": None}, shown(students[0])
     finally:
         for s in students:
             s.context.close()
