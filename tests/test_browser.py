@@ -812,21 +812,9 @@ def test_present_mode_says_a_finding_in_one_line(page: Any, live_server: str, sc
     assert not page.is_visible("#banner"), "the banner stays at step 0"
 
 
-def test_present_mode_fits_the_figure_with_more_and_the_spacetime_strip(
-        page: Any, live_server: str, screenshots: Path) -> None:
-    """Present mode at 1280x720 with "more" and the space-time strip open leaves the figure
-    880x277 px: the two-resource ring's queue rows (under R1 and R2) fell past its bottom
-    (Q_token cut) and over C2's detail line. Everything drawn lies inside the view, and no queue
-    row meets a node's name or detail lines."""
-    open_viewer(page, live_server, "/sim/datta-fig1?present=1")
-    page.click("#btn-more")
-    page.click("#btn-spacetime")
-    page.wait_for_selector("#spacetime .lane text")
-    page.wait_for_function("() => document.getElementById('view').getBoundingClientRect().height < 300")
-    page.evaluate(SETTLED_JS)
-    page.evaluate(SETTLED_JS)
-    shoot(page, screenshots / "present-1280x720-more-spacetime-fig1.png")
-    out = page.evaluate("""() => {
+# Every shape and text of the figure inside the view, no queue row on a node's name or detail
+# lines nor on another row: [what, ...] for each fault.
+FITS_JS = """() => {
         const v = document.getElementById('view').getBoundingClientRect(), bad = [];
         const boxes = (sel) => [...document.querySelectorAll(sel)].map(e => [e, e.getBoundingClientRect()])
             .filter(([, b]) => b.width > 0 && b.height > 0);
@@ -841,5 +829,33 @@ def test_present_mode_fits_the_figure_with_more_and_the_spacetime_strip(
         for (const [e, b] of boxes('#view .layer.nodes text')) {
             for (const [q, c] of rows) if (meet(b, c)) bad.push(['meets', e.textContent, q.textContent || 'chip']);
         }
-        return {view: [Math.round(v.width), Math.round(v.height)], bad}; }""")
+        const groups = boxes('#view .layer.queues > g');
+        groups.forEach(([g, b], i) => groups.slice(i + 1).forEach(([h, c]) => {
+            if (meet(b, c)) bad.push(['rows meet', g.textContent, h.textContent]); }));
+        return {view: [Math.round(v.width), Math.round(v.height)], bad}; }"""
+
+
+def test_present_mode_fits_the_figure_with_more_and_the_spacetime_strip(
+        page: Any, live_server: str, screenshots: Path) -> None:
+    """Present mode at 1280x720 with "more" and the space-time strip open leaves the figure
+    880x277 px: the two-resource ring's queue rows (under R1 and R2) fell past its bottom
+    (Q_token cut) and over C2's detail line. Everything drawn lies inside the view, and no queue
+    row meets a node's name or detail lines."""
+    open_viewer(page, live_server, "/sim/datta-fig1?present=1")
+    page.click("#btn-more")
+    page.click("#btn-spacetime")
+    page.wait_for_selector("#spacetime .lane text")
+    page.wait_for_function("() => document.getElementById('view').getBoundingClientRect().height < 300")
+    page.evaluate(SETTLED_JS)
+    page.evaluate(SETTLED_JS)
+    shoot(page, screenshots / "present-1280x720-more-spacetime-fig1.png")
+    out = page.evaluate(FITS_JS)
+    assert not out["bad"], out
+    # a narrower projector in normal mode (a 460x130 px view): the rows went under R1 and R2 on
+    # one another ("Q_strong" over "Q_strong") and C2 on them
+    page.set_viewport_size({"width": 800, "height": 600})
+    open_viewer(page, live_server, "/sim/datta-prose-remote-unloop")
+    page.evaluate(SETTLED_JS)
+    page.evaluate(SETTLED_JS)
+    out = page.evaluate(FITS_JS)
     assert not out["bad"], out

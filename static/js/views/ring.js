@@ -157,7 +157,7 @@ const SHORT_VIEW = 300;
 function queueAnchor2(n, idx, ctx) {
   const k = (ctx.k || 1) * (ctx.qf || 1);
   if (n.kind !== "resource" || !n.__turned) return queueAnchor(n, idx, ctx);
-  if (ctx.W >= 600 && ctx.H < SHORT_VIEW) {
+  if (ctx.H < SHORT_VIEW && ctx.W >= 2 * ctx.H) {
     const right = n.x >= 500, y = n.y + (idx - 1) * 22 * k;
     return { x: n.x + (right ? 1 : -1) * (ctx.r + 14 * (ctx.k || 1)), y, right };
   }
