@@ -742,8 +742,8 @@ BOX_JS = """s => { const b = document.querySelector(s).getBoundingClientRect();
 
 def test_normal_mode_messages_take_the_legends_row(page: Any, live_server: str, screenshots: Path) -> None:
     """Normal mode at 1280x720: an error, a variant notice and the armed-fault hint sit under the
-    figure, in the legend's row (they covered the figure's bottom 34 px: Fig. 3's C2 and its
-    D=(R2,R3)), and the figure keeps its size while they show (no refit, no jump)."""
+    figure, in the legend's row (they covered the figure's bottom 31 px, 5 px under Fig. 3's
+    D=(R2,R3), and the legend), and the figure keeps its size while they show (no refit)."""
     open_viewer(page, live_server, "/sim/datta-fig3")
     page.evaluate(SETTLED_JS)
     view0 = page.evaluate(BOX_JS, "#view")

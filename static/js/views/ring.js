@@ -4,7 +4,7 @@
 
 import { el, keyed, text } from "../svg.js";
 
-const CY = 350;
+const CX = 500, CY = 350;   // the ring's centre in the server's coordinates
 
 function details(n) {
   const out = [];
@@ -103,7 +103,7 @@ function relayout(view) {
   const res = Array.from(view.nodes.values()).filter((n) => n.kind === "resource");
   const clients = view.nodes.size - res.length;
   if (view.layout !== "ring" || !res.length) return null;
-  const cx = 500, cy = CY;
+  const cx = CX, cy = CY;
   if (res.length !== 2) {
     if (clients <= 12) {
       // a few clients: the resources' ring widens to 1.35 of its radius (the clients stay,
@@ -158,7 +158,7 @@ function queueAnchor2(n, idx, ctx) {
   const k = (ctx.k || 1) * (ctx.qf || 1);
   if (n.kind !== "resource" || !n.__turned) return queueAnchor(n, idx, ctx);
   if (ctx.H < SHORT_VIEW && ctx.W >= 2 * ctx.H) {
-    const right = n.x >= 500, y = n.y + (idx - 1) * 22 * k;
+    const right = n.x >= CX, y = n.y + (idx - 1) * 22 * k;
     return { x: n.x + (right ? 1 : -1) * (ctx.r + 14 * (ctx.k || 1)), y, right };
   }
   const lines = ctx.dense ? 0 : details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0);
