@@ -734,3 +734,128 @@ def test_bookmarks_only_where_the_run_is_the_variants_own(page: Any, live_server
         wait_step(page, k)
     page.evaluate(SETTLED_JS)
     assert page.eval_on_selector_all("#bookmarks .moment", "ms => ms.map(m => +m.dataset.step)") == [11]
+
+
+BOX_JS = """s => { const b = document.querySelector(s).getBoundingClientRect();
+                   return {l: b.left, t: b.top, r: b.right, b: b.bottom, w: b.width, h: b.height}; }"""
+
+
+def test_normal_mode_messages_take_the_legends_row(page: Any, live_server: str, screenshots: Path) -> None:
+    """Normal mode at 1280x720: an error, a variant notice and the armed-fault hint sit under the
+    figure, in the legend's row (they covered the figure's bottom 31 px, 5 px under Fig. 3's
+    D=(R2,R3), and the legend), and the figure keeps its size while they show (no refit)."""
+    open_viewer(page, live_server, "/sim/datta-fig3")
+    page.evaluate(SETTLED_JS)
+    view0 = page.evaluate(BOX_JS, "#view")
+    page.evaluate("() => window.allocscope.act.deliver('no-such-event')")
+    page.wait_for_selector("#fault-hint.error", state="visible")
+    page.evaluate(SETTLED_JS)
+    view, hint = page.evaluate(BOX_JS, "#view"), page.evaluate(BOX_JS, "#fault-hint")
+    assert hint["t"] >= view["b"] - 1, f"the message covers the figure: {hint} over {view}"
+    assert abs(view["h"] - view0["h"]) <= 1, f"the figure changed size: {view0} -> {view}"
+    shoot(page, screenshots / "normal-1280x720-message.png")
+    page.evaluate("() => window.allocscope.act.variant('naive')")
+    page.wait_for_function("() => /variant naive/.test(document.getElementById('fault-hint').textContent)")
+    view, hint = page.evaluate(BOX_JS, "#view"), page.evaluate(BOX_JS, "#fault-hint")
+    assert hint["t"] >= view["b"] - 1, f"the variant notice covers the figure: {hint} over {view}"
+    open_viewer(page, live_server, "/sim/token-ring")
+    page.click('#faults button[data-fault="drop"]')
+    page.wait_for_selector("#fault-hint", state="visible")
+    view, hint = page.evaluate(BOX_JS, "#view"), page.evaluate(BOX_JS, "#fault-hint")
+    assert hint["t"] >= view["b"] - 1, f"the armed-fault hint covers the figure: {hint} over {view}"
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#legend", state="visible")
+    # an unfolded legend (three rows, 72 px) does not make a message a large empty box
+    open_viewer(page, live_server, "/sim/datta-fig3")
+    page.click("#legend .lg-more")
+    page.evaluate("() => window.allocscope.act.deliver('no-such-event')")
+    page.wait_for_selector("#fault-hint.error", state="visible")
+    assert page.evaluate(BOX_JS, "#fault-hint")["h"] <= 50
+
+
+def test_present_mode_says_a_finding_in_one_line(page: Any, live_server: str, screenshots: Path) -> None:
+    """Present mode at 1280x720: the deadlock banner of datta-prose-remote-unloop is one line
+    (it wrapped to two, 52 px, taking the figure's height), its words at 18 px or more; what
+    happened is whole, the parenthesis after it may give way; the whole text is its tooltip and
+    a click shows all of it."""
+    open_viewer(page, live_server, "/sim/datta-prose-remote-unloop?present=1")
+    page.wait_for_selector("#banner", state="visible")
+    page.evaluate(SETTLED_JS)
+    said = page.text_content("#banner")
+    assert said.startswith("deadlock at step 16: ") and "(still enabled" in said, said
+    whole = """() => { const w = document.querySelector('#banner .banner-what');
+        if (!w) return false;
+        const r = document.createRange(); r.selectNodeContents(w);     // the text's own width
+        const b = w.getBoundingClientRect();
+        return r.getBoundingClientRect().width <= b.width + 0.1 && b.right <= innerWidth; }"""
+    geo = page.evaluate("""() => { const b = document.getElementById('banner'), cs = getComputedStyle(b);
+        return {h: b.getBoundingClientRect().height, px: parseFloat(cs.fontSize),
+                line: parseFloat(cs.lineHeight) || 1.2 * parseFloat(cs.fontSize), title: b.title}; }""")
+    assert geo["px"] >= 18, geo
+    assert geo["h"] <= geo["line"] * 1.5 + 12, f"the banner is more than one line: {geo}"
+    assert page.evaluate(whole), f"what happened is cut: {geo}"
+    assert said in geo["title"], geo
+    shoot(page, screenshots / "present-1280x720-banner.png")
+    # a narrower projector (normal mode): the parenthesis gives way first, what happened stays
+    # whole (a shrink shared between the two cut "serve them" to "serve the…")
+    page.set_viewport_size({"width": 800, "height": 600})
+    open_viewer(page, live_server, "/sim/datta-prose-remote-unloop")
+    page.wait_for_selector("#banner .banner-what")
+    page.evaluate(SETTLED_JS)
+    assert page.evaluate(whole), "what happened is cut at 800x600"
+    page.click("#banner")
+    assert page.evaluate("() => document.getElementById('banner').getBoundingClientRect().height") >= geo["h"]
+    # before the deadlock there is no banner (its one-line layout must not show a hidden one)
+    page.keyboard.press("Home")
+    wait_step(page, 0)
+    page.evaluate(SETTLED_JS)
+    assert not page.is_visible("#banner"), "the banner stays at step 0"
+
+
+# Every shape and text of the figure inside the view, no queue row on a node's name or detail
+# lines nor on another row: [what, ...] for each fault.
+FITS_JS = """() => {
+        const v = document.getElementById('view').getBoundingClientRect(), bad = [];
+        const boxes = (sel) => [...document.querySelectorAll(sel)].map(e => [e, e.getBoundingClientRect()])
+            .filter(([, b]) => b.width > 0 && b.height > 0);
+        for (const [e, b] of boxes('#view .layer.nodes text, #view .layer.queues text, #view .layer.queues rect, '
+                                   + '#view .layer.messages .msg-shape, #view .layer.nodes .body')) {
+            if (b.top < v.top - 1 || b.bottom > v.bottom + 1 || b.left < v.left - 1 || b.right > v.right + 1)
+                bad.push(['outside', e.textContent || e.getAttribute('class'), Math.round(b.bottom), Math.round(v.bottom)]);
+        }
+        const meet = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+            && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+        const rows = boxes('#view .layer.queues text, #view .layer.queues rect');
+        for (const [e, b] of boxes('#view .layer.nodes text')) {
+            for (const [q, c] of rows) if (meet(b, c)) bad.push(['meets', e.textContent, q.textContent || 'chip']);
+        }
+        const groups = boxes('#view .layer.queues > g');
+        groups.forEach(([g, b], i) => groups.slice(i + 1).forEach(([h, c]) => {
+            if (meet(b, c)) bad.push(['rows meet', g.textContent, h.textContent]); }));
+        return {view: [Math.round(v.width), Math.round(v.height)], bad}; }"""
+
+
+def test_present_mode_fits_the_figure_with_more_and_the_spacetime_strip(
+        page: Any, live_server: str, screenshots: Path) -> None:
+    """Present mode at 1280x720 with "more" and the space-time strip open leaves the figure
+    880x277 px: the two-resource ring's queue rows (under R1 and R2) fell past its bottom
+    (Q_token cut) and over C2's detail line. Everything drawn lies inside the view, and no queue
+    row meets a node's name or detail lines."""
+    open_viewer(page, live_server, "/sim/datta-fig1?present=1")
+    page.click("#btn-more")
+    page.click("#btn-spacetime")
+    page.wait_for_selector("#spacetime .lane text")
+    page.wait_for_function("() => document.getElementById('view').getBoundingClientRect().height < 300")
+    page.evaluate(SETTLED_JS)
+    page.evaluate(SETTLED_JS)
+    shoot(page, screenshots / "present-1280x720-more-spacetime-fig1.png")
+    out = page.evaluate(FITS_JS)
+    assert not out["bad"], out
+    # a narrower projector in normal mode (a 460x130 px view): the rows went under R1 and R2 on
+    # one another ("Q_strong" over "Q_strong") and C2 on them
+    page.set_viewport_size({"width": 800, "height": 600})
+    open_viewer(page, live_server, "/sim/datta-prose-remote-unloop")
+    page.evaluate(SETTLED_JS)
+    page.evaluate(SETTLED_JS)
+    out = page.evaluate(FITS_JS)
+    assert not out["bad"], out

@@ -37,6 +37,9 @@ export function startCheck({ model, page, socket, toast }) {
 
   let job = null;
   let timer = null;
+  // what was checked: the counterexample is a run of that scenario under that variant, whatever
+  // the menu shows by the time it is replayed (it was loaded under the menu's variant then)
+  let checked = {};
 
   const scenarioRef = () => (typeof page.scenario === "string" && page.scenario !== "-"
     ? page.scenario : model.scenario);
@@ -113,8 +116,8 @@ export function startCheck({ model, page, socket, toast }) {
         type: "button", id: "btn-replay-cex", textContent: "replay the counterexample",
         title: "Load this schedule into the timeline at step 0; press play or → to watch it",
         onclick: () => {
-          const cmd = { op: "load", scenario: scenarioRef(), schedule, step: 0 };
-          if (variant()) cmd.variant = variant();
+          const cmd = { op: "load", scenario: checked.scenario, schedule, step: 0 };
+          if (checked.variant) cmd.variant = checked.variant;
           socket.send(cmd).then(() => {
             // say what is on the screen now, where the button was (a toast over the figure hid
             // its bottom node), for 3.5 s; then the chip by the step counter keeps saying it
@@ -169,6 +172,7 @@ export function startCheck({ model, page, socket, toast }) {
     show(el("span", { className: "check-starting", textContent: "starting the explorer…" }));
     const body = { scenario: scenarioRef(), max_states: MAX_STATES };
     if (variant()) body.variant = variant();
+    checked = { scenario: body.scenario, variant: body.variant };
     try {
       const r = await fetch("/api/check", { method: "POST", body: JSON.stringify(body),
                                             headers: { "Content-Type": "application/json" } });

@@ -40,7 +40,11 @@ export function setupControls(act) {
   const pushSched = () => act.scheduler(sched.value, Math.max(0, parseInt(seed.value || "0", 10) || 0));
   sched.addEventListener("change", pushSched);
   seed.addEventListener("change", pushSched);
-  $("variant").addEventListener("change", (e) => act.variant(e.target.value));
+  $("variant").addEventListener("change", (e) => {
+    // a switch refused before it is asked (a room's follower): the menu goes back to the
+    // figure's variant (it kept the one picked, over the class's figure)
+    if (!act.variant(e.target.value)) e.target.value = (act.model().protocol || {}).variant || e.target.value;
+  });
 
   scrub.addEventListener("input", () => {
     scrubbing = true;

@@ -58,10 +58,22 @@ function onStatus(s) {
   c.dataset.state = s;
 }
 
-/** A short message over the view: errors in red, notices (why play stopped) in ink. */
+/**
+ * Show the short-message strip in the legend's row under the figure (app.css): at least as high
+ * as the legend it stands in for, so that the figure keeps its size and is not fitted again.
+ */
+function showMessage(b) {
+  // (no more than the folded legend's two rows: an unfolded legend of six rows would leave a
+  // message in a large empty box)
+  const h = Math.min($("legend").offsetHeight, 46);
+  if (b.hidden) b.style.minHeight = h ? `${h}px` : "";
+  b.hidden = false;
+}
+
+/** A short message under the view: errors in red, notices (why play stopped) in ink. */
 function toast(message, kind = "error") {
   const b = $("fault-hint");
-  b.hidden = false;
+  showMessage(b);
   b.classList.toggle("error", kind === "error");
   b.textContent = message;
   clearTimeout(toast.t);
@@ -82,7 +94,13 @@ function load(extra = {}) {
  * a 3.5 s toast left an empty figure and "Nothing can happen now" with no word of why.
  */
 function firstLoad() {
-  return socket.send(loadCmd()).catch((e) => {
+  const cmd = loadCmd();
+  return socket.send(cmd).catch((e) => {
+    // a link reopened under the variant it was switched to, whose run that variant cannot
+    // take: the link as it was made (the menu follows the figure's variant)
+    if (page.link && cmd.variant) { delete cmd.variant; return socket.send(cmd); }
+    throw e;
+  }).catch((e) => {
     const strip = document.createElement("div");
     strip.id = "load-error";
     strip.className = "banner load-error";
@@ -103,11 +121,15 @@ function loadCmd(extra = {}) {
   const cmd = { op: "load" };
   if (page.link) cmd.link = page.link;
   else cmd.scenario = page.scenario;
-  if (!page.link && page.variant) cmd.variant = page.variant;
-  const schedule = extra.schedule ?? page.schedule;
-  if (!page.link && schedule && schedule.length) cmd.schedule = schedule;
-  const step = extra.step ?? page.step;
-  if (!page.link && step !== null && step !== undefined) cmd.step = step;
+  // A short link's page has its variant in the address only when it is the link's own or was
+  // switched to (showVariant keeps it there): then it is asked for, or a reload after a switch
+  // showed the link's variant under a menu naming the other one.
+  if (page.variant && (!page.link || new URLSearchParams(location.search).has("variant"))) cmd.variant = page.variant;
+  // (a short link's own schedule and step are the link's; a reconnect asks for the run shown)
+  const schedule = extra.schedule ?? (page.link ? null : page.schedule);
+  if (schedule && schedule.length) cmd.schedule = schedule;
+  const step = extra.step ?? (page.link ? null : page.step);
+  if (step !== null && step !== undefined) cmd.step = step;
   return cmd;
 }
 
@@ -120,19 +142,43 @@ function loadCmd(extra = {}) {
 async function switchVariant(v) {
   const schedule = trace(model), step = model.step;
   const base = page.link ? { link: page.link } : { scenario: page.scenario };
-  const q = new URLSearchParams(location.search);
-  q.set("variant", v); q.delete("schedule"); q.delete("step");
-  history.replaceState(null, "", `${location.pathname}?${q}`);
-  page.variant = v;
+  // (the address, page.variant and the menu change with the load's frame, in showVariant: a load
+  // that failed left them naming a variant the figure was not drawn from)
   try {
     await socket.send({ op: "load", ...base, variant: v, schedule, step });
     toast(`variant ${v} at step ${step}, on the same schedule`, "notice");
   } catch (e) {
     const m = /schedule item (\d+)/.exec(e.message);
-    if (!m) { toast(e.message); return; }
+    if (!m) { toast(e.message); showVariant(model.protocol); return; }
     const k = +m[1];
     await send({ op: "load", ...base, variant: v, schedule: schedule.slice(0, k), step: Math.min(step, k) });
     toast(`variant ${v}: the schedule stops applying at step ${k + 1} (${schedule[k]} is not possible there); shown at step ${Math.min(step, k)}`, "notice");
+  }
+}
+
+/**
+ * The variant menu names the variant the figure is drawn from, whatever loaded it: the menu, an
+ * address with ?variant=, a #s= link, a short link, a room's teacher, the check's counterexample,
+ * a reconnect. Called with every load frame's protocol. Outside a room the address and
+ * page.variant follow too, so that a reload, Back / Forward, "present" or a reconnect opens
+ * this variant again (schedule and step leave the address: they were the old variant's run).
+ */
+function showVariant(p) {
+  if (!p || !p.variant) return;
+  const sel = $("variant");
+  const names = p.variants || [];
+  if (names.length && names.join("\n") !== Array.from(sel.options, (o) => o.value).join("\n")) {
+    sel.replaceChildren(...names.map((v) => { const o = document.createElement("option"); o.value = v; o.textContent = v; return o; }));
+  }
+  if (sel.value !== p.variant) sel.value = p.variant;
+  if (room || page.variant === p.variant) return;
+  const was = page.variant;
+  page.variant = p.variant;
+  const q = new URLSearchParams(location.search);
+  // (no variant before: the scenario's own, which an address without one opens as well)
+  if (was && q.get("variant") !== p.variant) {
+    q.set("variant", p.variant); q.delete("schedule"); q.delete("step");
+    history.replaceState(history.state, "", `${location.pathname}?${q}${location.hash}`);
   }
 }
 
@@ -142,7 +188,7 @@ function showArmed() {
   if (!ui.armed) { h.hidden = true; return; }
   // The corrupt picker says what to do itself; a second hint under it would only compete.
   if (ui.corrupting) { h.hidden = true; return; }
-  h.hidden = false;
+  showMessage(h);
   h.textContent = ui.armed === "drop" || ui.armed === "duplicate"
     ? `${ui.armed}: click a message in flight (Esc to cancel)` : `${ui.armed}: click a process (Esc to cancel)`;
 }
@@ -286,7 +332,7 @@ function handleFrame(msg) {
   if (msg.type === "history") return;      // handled where it was asked for
   if (msg.type !== "frame") return;
   if (msg.protocol && msg.protocol.view_kind) hooks = hooksFor(msg.protocol.view_kind);
-  if (msg.protocol) setStyles(msg.protocol.message_styles);
+  if (msg.protocol) { setStyles(msg.protocol.message_styles); showVariant(msg.protocol); }
   const before = model.step, wasPlaying = model.playing;
   const ta = performance.now();
   const kind = applyFrame(model, msg);

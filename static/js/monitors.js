@@ -29,8 +29,25 @@ function words(kind, text) {
   return t.toLowerCase().startsWith(`${kind}: `) ? t.slice(kind.length + 2) : t;
 }
 
+/**
+ * The banner's words in two parts, for its one line (app.css, .banner.finding): what happened,
+ * then the parenthesis that follows it ("(still enabled, serving no one: …)"), which gives way
+ * first. The text is unchanged (a space between the parts); the whole of it is the tooltip, and
+ * a click shows it on as many lines as it needs.
+ */
+function sayFinding(banner, said) {
+  const cut = said.indexOf(" (");
+  const part = (cls, t) => { const s = document.createElement("span"); s.className = cls; s.textContent = t; return s; };
+  banner.replaceChildren(part("banner-what", cut < 0 ? said : said.slice(0, cut)));
+  if (cut >= 0) banner.append(" ", part("banner-more", said.slice(cut + 1)));
+  banner.classList.add("finding");
+  banner.classList.remove("open");
+  banner.title = `${said} (click for all of it)`;
+}
+
 export function setupMonitors(act) {
   let lastFired = "", lastCulprits = "";
+  $("banner").addEventListener("click", () => $("banner").classList.toggle("open"));
   return function update(m, stage) {
     const mon = m.monitors || {};
     const bad = (mon.violations || []).some((v) => v.step <= m.step) || mon.safety === "violation";
@@ -46,7 +63,8 @@ export function setupMonitors(act) {
     if (f) {
       banner.hidden = false;
       banner.dataset.kind = f.kind;
-      banner.textContent = `${f.kind} at step ${f.step}: ${words(f.kind, f.text)}`;
+      const said = `${f.kind} at step ${f.step}: ${words(f.kind, f.text)}`;
+      if (banner.textContent !== said) sayFinding(banner, said);
     } else {
       banner.hidden = true;
     }

@@ -4,7 +4,7 @@
 
 import { el, keyed, text } from "../svg.js";
 
-const CY = 350;
+const CX = 500, CY = 350;   // the ring's centre in the server's coordinates
 
 function details(n) {
   const out = [];
@@ -110,7 +110,7 @@ function relayout(view) {
   const res = Array.from(view.nodes.values()).filter((n) => n.kind === "resource");
   const clients = view.nodes.size - res.length;
   if (view.layout !== "ring" || !res.length) return null;
-  const cx = 500, cy = CY;
+  const cx = CX, cy = CY;
   if (res.length !== 2) {
     if (clients <= 12) {
       // a few clients: the resources' ring widens to 1.35 of its radius (the clients stay,
@@ -150,10 +150,24 @@ function relayout(view) {
   };
 }
 
-/** With the ring turned, every resource is on the "lower half": queues go under the node. */
+/** Under this many screen pixels of height the turned ring's queues go beside its resources. */
+const SHORT_VIEW = 300;
+
+/**
+ * With the ring turned, every resource is on the "lower half": queues go under the node. In a
+ * short, wide view (present mode with "more" and the space-time strip open: 880x277 at
+ * 1280x720) three rows under R1 and R2 need some 180 screen pixels below the R1–R2 line, more
+ * than half the view: the fit shrank the ring until C2 sat on R2's rows and Q_token still fell
+ * past the bottom edge. There the rows go outside the ring, left of R1 and right of R2, one over
+ * another level with the node, where the width is to spare.
+ */
 function queueAnchor2(n, idx, ctx) {
   const k = (ctx.k || 1) * (ctx.qf || 1);
   if (n.kind !== "resource" || !n.__turned) return queueAnchor(n, idx, ctx);
+  if (ctx.H < SHORT_VIEW && ctx.W >= 2 * ctx.H) {
+    const right = n.x >= CX, y = n.y + (idx - 1) * 22 * k;
+    return { x: n.x + (right ? 1 : -1) * (ctx.r + 14 * (ctx.k || 1)), y, right };
+  }
   const lines = ctx.dense ? 0 : details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0);
   const line = Math.max(15 * (ctx.qf || 1), (ctx.lh || 14) + 1) * (ctx.k || 1);
   return { x: n.x, y: n.y + ctx.r + (16 + idx * 22) * k + lines * line, centre: true };
