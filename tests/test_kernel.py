@@ -482,3 +482,48 @@ def test_a_step_that_peeks_is_replayed_only_where_the_probe_answers_the_same():
     assert ts.slow == slow + 1 and after.local is None      # p1's lamp is on: taken afresh
     assert after.violations == ("p0 ticked while p1's lamp is on",)
     assert after.violations == ref.step(on.state, tick1).violations
+
+
+# ---------------------------------------------------------------- first-time steps, alone
+FIRST_STEPS = [("datta-fig1", "naive"), ("datta-fig3", "full"), ("coterie-fig1", "full"),
+               ("game-three-nodes", "full"), ("token-ring", "reliable")]
+
+
+@pytest.mark.parametrize("sid,variant", FIRST_STEPS)
+def test_a_first_time_local_step_runs_on_its_process_alone(sid, variant):
+    """A step the search meets for the first time is run on its own process alone
+    (``kernel/alone.py``) when it stays there: the lean simulator is not even loaded for it,
+    and its outcome is the reference transition's (state, messages, unfinished, CS entry,
+    violations once judged). A step that reaches further (another process, ``ctx.sim``, a
+    critical-section entry) still takes the lean simulator, with the same outcome."""
+    from collections import deque
+
+    from protocols.kernel import Transitions
+    from protocols.scenario import gallery
+    sc = gallery()[sid]
+    ts = Transitions(build(sc, variant))
+    ref = Transitions(build(sc, variant), fast=False)
+    assert ts.memo
+    nums, cnums = ts.root_numbers()
+    ts.load(ts.initial)
+    queue = deque([(ts.initial, nums, cnums, ts.unfinished())])
+    seen = {ts.initial.key()}
+    alone = firsts = 0
+    while queue and firsts < 150:
+        st, nums, cnums, unf = queue.popleft()
+        for ev in ts.events_at(st, nums, cnums):
+            slow, before = ts.slow, ts.view.state()
+            out = ts.step_fast(st, nums, cnums, unf, ev)
+            if ts.slow > slow:
+                firsts += 1
+                if out.local is not None and not out.entered_cs:
+                    assert ts.view.state() == before, ev.id     # never loaded
+                    alone += 1
+            r = ref.step(st, {e.id: e for e in ref.enabled_in(st)}[ev.id])
+            assert out.state.key() == r.state.key() and out.state.messages == r.state.messages
+            assert out.unfinished == r.unfinished and out.entered_cs == r.entered_cs
+            assert ts.judge(out) == r.violations
+            if not r.violations and out.state.key() not in seen:
+                seen.add(out.state.key())
+                queue.append((out.state, out.nums, out.cnums, out.unfinished))
+    assert firsts and alone, (firsts, alone)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
+from .alone import AloneCtx
 from .events import DELIVER, Event, Message
 from .lean import LeanSimulator, Working, _QuietCtx
 from .protocol import Ctx
@@ -443,12 +444,16 @@ class Transitions:
         v.capacity, v.protocol, v.variant, v.fifo = sim.capacity, sim.protocol, sim.variant, \
             sim.fifo
         self._capacity = sim.capacity
+        # first-time steps run on their process alone (``_first``)
+        self._alone = AloneCtx(sim.config, sim.variant, sim.protocol, sim.index)
+        self._eager = sim._eager_hook
+        self._unfinished_hook = sim._unfinished_hook
         # process state number -> the one object kept for it (``unpack``; the lean
         # simulator's table, see ``LeanSimulator._refresh``)
         self._state_of: list[Any] = sim.state_of
         self._extras: dict[tuple, int] = {}
         self._extra_list: list[tuple] = []
-        self.slow = 0                      # transitions that took the lean simulator
+        self.slow = 0                      # first-time steps (alone or on the lean simulator)
         # Whether ``violations`` can be judged on a ``_View`` (else a search that judges
         # violations should not take the fast path: each step would be redone on the lean
         # simulator).
@@ -732,7 +737,9 @@ class Transitions:
             eff = self._effects.get(mk)
         cs, waiting = st.cs, st.waiting
         if eff is None:
-            return self._slow(st, nums, cnums, unf, ev, mk)
+            eff = self._first(st, nums, ev, i, pid, w, csv, mk)
+            if eff is None:
+                return self._slow(st, nums, cnums, unf, ev, mk)
         nstate, nnum, scnums, csafter, wafter, entered, unf_i, probes = eff
         if probes is not None and not self._probes_hold(probes, nums):
             return self._slow(st, nums, cnums, unf, ev, None)   # another path: not recorded
@@ -804,6 +811,33 @@ class Transitions:
             if used > cap.get(r, 1):
                 return True
         return False
+
+    def _first(self, st: State, nums: tuple[int, ...], ev: Event, i: int, pid: str, w: bool,
+               csv: Any, mk: tuple) -> tuple | None:
+        """A first-time step run on its process alone (``alone.py``): its effect, recorded
+        under ``mk``, or None where the step reached beyond the process (then it takes the
+        lean simulator, ``_slow``, which records it if it is local after all)."""
+        ctx = self._alone
+        if st.crashed or not ctx.run(ev, st.procs, i, pid, st.next_seq, w, csv, self._eager):
+            return None
+        self.slow += 1
+        sim = self._sim
+        state = ctx.state
+        if ctx.touched:
+            nnum, state = sim.number(i, state)
+        else:
+            nnum = nums[i]
+        cn = self.content_number
+        scnums = tuple([cn(m[1:]) for m in ctx.sends])
+        csafter, wafter = ctx.csv, ctx.waits
+        # ``Simulator.unfinished`` of the process: in its critical section, waiting, or what
+        # the protocol's hook adds
+        hook = self._unfinished_hook
+        unf_i = csafter is not None or wafter or (
+            hook is not None and bool(hook(sim.config, pid, state)))
+        eff = self._effects[mk] = (state, nnum, scnums, csafter, wafter, False, unf_i,
+                                   tuple(ctx.probes) or None)
+        return eff
 
     def _slow(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...], unf: frozenset,
               ev: Event, mk: tuple | None) -> Outcome:
