@@ -527,3 +527,38 @@ def test_a_first_time_local_step_runs_on_its_process_alone(sid, variant):
                 seen.add(out.state.key())
                 queue.append((out.state, out.nums, out.cnums, out.unfinished))
     assert firsts and alone, (firsts, alone)
+
+
+@pytest.mark.parametrize("sid,variant", [("datta-fig3", "naive"), ("token-ring", "reliable"),
+                                         ("coterie-fig1", "full")])
+def test_events_and_keys_in_one_pass_equal_the_two_calls(sid, variant):
+    """``Transitions.events_and_keys`` (the engine's one pass per expanded state) lists the
+    same events as ``events_at`` and gives each the same successor key, identity and
+    ``step_fast`` start as ``successor_keys``: on unordered and FIFO channels, on every state
+    of a bounded breadth-first walk."""
+    from collections import deque
+
+    from protocols.explorer.keys import Keyer
+    from protocols.kernel import Transitions
+    from protocols.scenario import gallery
+    sim = build(gallery()[sid], variant)
+    ts = Transitions(sim)
+    encode = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, None, forget=False,
+                   numbers=ts.numbers, contents=ts).encode_parts
+    nums, cnums = ts.root_numbers()
+    ts.load(ts.initial)
+    queue = deque([(ts.initial, nums, cnums, ts.unfinished())])
+    seen = {ts.initial.key()}
+    keyed = 0
+    while queue and len(seen) < 400:
+        st, nums, cnums, unf = queue.popleft()
+        events, pres = ts.events_and_keys(st, nums, cnums, encode)
+        assert events == ts.events_at(st, nums, cnums)
+        assert pres == ts.successor_keys(st, nums, cnums, events, encode)
+        keyed += sum(key is not None for key, _, _ in pres)
+        for ev, (_key, _ident, pre) in zip(events, pres, strict=True):
+            out = ts.step_fast(st, nums, cnums, unf, ev, pre)
+            if out.state.key() not in seen:
+                seen.add(out.state.key())
+                queue.append((out.state, out.nums, out.cnums, out.unfinished))
+    assert keyed > 0

@@ -490,6 +490,7 @@ class Search:
         # where the key is exact and every event is expanded.
         quick = fast and self.exact and self.expansion is None
         encode = owner.encode_parts if quick else None
+        listed = quick and o.events is None     # no filter: ``events_and_keys`` lists them
         # The frontier keeps its first ``UNPACKED`` fast-path states as they are and packs the
         # rest as bytes (``Transitions.pack``): a narrow search (the two-client ring, Fig. 3)
         # then never packs and unpacks, a wide one still stores its frontier compactly.
@@ -502,9 +503,13 @@ class Search:
                 st_key = None
             else:
                 st, nums, cnums, st_key = rep
+            pres = None
             if fast:
                 self._node = (nums, cnums, g.waiting[i])
-                events = ts.events_at(st, nums, cnums)
+                if listed:      # the events and their successor keys in one pass
+                    events, pres = ts.events_and_keys(st, nums, cnums, encode)
+                else:
+                    events = ts.events_at(st, nums, cnums)
                 if o.events is not None or o.can_finish or (not events and o.final):
                     ts.load_nums(st, nums)
             else:
@@ -527,7 +532,8 @@ class Search:
             succ: list[int] = []
             codes: list[int] = []
             # (quick) every event's successor key, where a replayed local step gives it
-            pres = ts.successor_keys(st, nums, cnums, events, encode) if quick else None
+            if quick and pres is None:
+                pres = ts.successor_keys(st, nums, cnums, events, encode)
             for k_ev, ev in enumerate(events):
                 res = self.cache.pop(ev.id, None) if self.cache else None
                 known = pre = None
