@@ -20,7 +20,7 @@ step: ``Protocol.monitor_writes``), so each explored state is judged by its own 
 from __future__ import annotations
 
 from array import array
-from operator import getitem
+from operator import getitem, itemgetter
 from typing import Any
 
 from .alone import AloneCtx
@@ -30,6 +30,7 @@ from .protocol import Ctx
 from .sim import Simulator, State
 
 _new = object.__new__
+_first_item = itemgetter(0)     # a Message's number
 _SET = tuple(State.__dict__[f].__set__ for f in ("procs", "messages", "next_seq", "crashed",
                                                   "cs", "waiting"))
 
@@ -224,20 +225,28 @@ class _View:
     other attribute raises ``_NeedSim`` (then the full simulator is used, see ``judge``)."""
 
     __slots__ = ("procs", "pids", "index", "config", "capacity", "protocol", "variant",
-                 "fifo", "cs", "waiting", "crashed", "_msgs")
+                 "fifo", "cs", "crashed", "_msgs", "_waiting")
 
     def load(self, out: Outcome) -> None:
         """View the state of ``out`` (from its parts: its ``State`` need not be built)."""
         self._msgs = out.s_msgs
         self.procs = out.s_procs
-        cs, waiting = out.s_cs, out.s_waiting
+        cs = out.s_cs
         self.cs = dict(cs) if cs else {}
-        self.waiting = {w[0]: (w[1], w[2]) for w in waiting} if waiting else {}
+        self._waiting = out.s_waiting
         self.crashed = out.s_crashed
+
+    # Made when read (once per judged state, by the protocols that read them), without a
+    # Python-level loop for the messages.
+    @property
+    def waiting(self) -> dict:
+        w = self._waiting
+        return {x[0]: (x[1], x[2]) for x in w} if w else {}
 
     @property
     def inflight(self) -> dict:
-        return {m.seq: m for m in self._msgs}
+        msgs = self._msgs
+        return dict(zip(map(_first_item, msgs), msgs, strict=True))
 
     def proc(self, pid: str) -> Any:
         return self.procs[self.index[pid]]
