@@ -562,3 +562,24 @@ def test_events_and_keys_in_one_pass_equal_the_two_calls(sid, variant):
                 seen.add(out.state.key())
                 queue.append((out.state, out.nums, out.cnums, out.unfinished))
     assert keyed > 0
+
+
+def test_a_first_time_step_that_hides_leaving_its_process_still_takes_the_lean_simulator():
+    """A handler that swallows every exception (``Copycat``: a bare ``except`` around reading
+    another process) cannot make a non-local step look local: the try alone is abandoned
+    anyway (``AloneCtx.left``), the step takes the lean simulator, is not recorded, and each
+    outcome is the reference transition's, with p1's lamp off and on."""
+    from protocols.kernel import Transitions
+    from tests.kernel_fixtures import Copycat
+    ts = Transitions(Simulator(Copycat(), scenario(channels="unordered")))
+    ref = Transitions(Simulator(Copycat(), scenario(channels="unordered")), fast=False)
+    root = ts.initial
+    nums, cnums = ts.root_numbers()
+    tick1, _tick2, switch = ts.events_at(root, nums, cnums)
+    on = ts.step_fast(root, nums, cnums, frozenset(), switch)
+    for here, n, c in ((root, nums, cnums), (on.state, on.nums, on.cnums)):
+        out = ts.step_fast(here, n, c, frozenset(), tick1)
+        assert out.local is None                        # not recorded: it read p1
+        expected = ref.step(here, {e.id: e for e in ref.enabled_in(here)}[tick1.id]).state
+        assert out.state == expected
+    assert out.state.procs[0].on                        # copied p1's lamp, switched on
