@@ -167,3 +167,18 @@ class Peek(Protocol):
     def on_Tick(self, ctx: Ctx, msg: Message) -> None:
         if ctx.peek("p1", lamp_on):
             ctx.violation("p0 ticked while p1's lamp is on")
+
+
+class Copycat(Peek):
+    """Peek's three lamps, but on each Tick p0 copies p1's lamp by reading p1's whole state,
+    inside a ``try`` with a bare ``except`` (as careless handler code might be): a step that is
+    not local even though the handler hides the error a first try alone raises."""
+
+    id = "test_copycat"
+
+    def on_Tick(self, ctx: Ctx, msg: Message) -> None:
+        try:
+            on = ctx.get("p1").on
+        except:  # noqa: E722 - the point of the fixture
+            on = False
+        ctx.put("p0", Lamp(on=on))

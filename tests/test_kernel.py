@@ -482,3 +482,104 @@ def test_a_step_that_peeks_is_replayed_only_where_the_probe_answers_the_same():
     assert ts.slow == slow + 1 and after.local is None      # p1's lamp is on: taken afresh
     assert after.violations == ("p0 ticked while p1's lamp is on",)
     assert after.violations == ref.step(on.state, tick1).violations
+
+
+# ---------------------------------------------------------------- first-time steps, alone
+FIRST_STEPS = [("datta-fig1", "naive"), ("datta-fig3", "full"), ("coterie-fig1", "full"),
+               ("game-three-nodes", "full"), ("token-ring", "reliable")]
+
+
+@pytest.mark.parametrize("sid,variant", FIRST_STEPS)
+def test_a_first_time_local_step_runs_on_its_process_alone(sid, variant):
+    """A step the search meets for the first time is run on its own process alone
+    (``kernel/alone.py``) when it stays there: the lean simulator is not even loaded for it,
+    and its outcome is the reference transition's (state, messages, unfinished, CS entry,
+    violations once judged). A step that reaches further (another process, ``ctx.sim``, a
+    critical-section entry) still takes the lean simulator, with the same outcome."""
+    from collections import deque
+
+    from protocols.kernel import Transitions
+    from protocols.scenario import gallery
+    sc = gallery()[sid]
+    ts = Transitions(build(sc, variant))
+    ref = Transitions(build(sc, variant), fast=False)
+    assert ts.memo
+    nums, cnums = ts.root_numbers()
+    ts.load(ts.initial)
+    queue = deque([(ts.initial, nums, cnums, ts.unfinished())])
+    seen = {ts.initial.key()}
+    alone = firsts = 0
+    while queue and firsts < 150:
+        st, nums, cnums, unf = queue.popleft()
+        for ev in ts.events_at(st, nums, cnums):
+            slow, before = ts.slow, ts.view.state()
+            out = ts.step_fast(st, nums, cnums, unf, ev)
+            if ts.slow > slow:
+                firsts += 1
+                if out.local is not None and not out.entered_cs:
+                    assert ts.view.state() == before, ev.id     # never loaded
+                    alone += 1
+            r = ref.step(st, {e.id: e for e in ref.enabled_in(st)}[ev.id])
+            assert out.state.key() == r.state.key() and out.state.messages == r.state.messages
+            assert out.unfinished == r.unfinished and out.entered_cs == r.entered_cs
+            assert ts.judge(out) == r.violations
+            if not r.violations and out.state.key() not in seen:
+                seen.add(out.state.key())
+                queue.append((out.state, out.nums, out.cnums, out.unfinished))
+    assert firsts and alone, (firsts, alone)
+
+
+@pytest.mark.parametrize("sid,variant", [("datta-fig3", "naive"), ("token-ring", "reliable"),
+                                         ("coterie-fig1", "full")])
+def test_events_and_keys_in_one_pass_equal_the_two_calls(sid, variant):
+    """``Transitions.events_and_keys`` (the engine's one pass per expanded state) lists the
+    same events as ``events_at`` and gives each the same successor key, identity and
+    ``step_fast`` start as ``successor_keys``: on unordered and FIFO channels, on every state
+    of a bounded breadth-first walk."""
+    from collections import deque
+
+    from protocols.explorer.keys import Keyer
+    from protocols.kernel import Transitions
+    from protocols.scenario import gallery
+    sim = build(gallery()[sid], variant)
+    ts = Transitions(sim)
+    encode = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, None, forget=False,
+                   numbers=ts.numbers, contents=ts).encode_parts
+    nums, cnums = ts.root_numbers()
+    ts.load(ts.initial)
+    queue = deque([(ts.initial, nums, cnums, ts.unfinished())])
+    seen = {ts.initial.key()}
+    keyed = 0
+    while queue and len(seen) < 400:
+        st, nums, cnums, unf = queue.popleft()
+        events, pres = ts.events_and_keys(st, nums, cnums, encode)
+        assert events == ts.events_at(st, nums, cnums)
+        assert pres == ts.successor_keys(st, nums, cnums, events, encode)
+        keyed += sum(key is not None for key, _, _ in pres)
+        for ev, (_key, _ident, pre) in zip(events, pres, strict=True):
+            out = ts.step_fast(st, nums, cnums, unf, ev, pre)
+            if out.state.key() not in seen:
+                seen.add(out.state.key())
+                queue.append((out.state, out.nums, out.cnums, out.unfinished))
+    assert keyed > 0
+
+
+def test_a_first_time_step_that_hides_leaving_its_process_still_takes_the_lean_simulator():
+    """A handler that swallows every exception (``Copycat``: a bare ``except`` around reading
+    another process) cannot make a non-local step look local: the try alone is abandoned
+    anyway (``AloneCtx.left``), the step takes the lean simulator, is not recorded, and each
+    outcome is the reference transition's, with p1's lamp off and on."""
+    from protocols.kernel import Transitions
+    from tests.kernel_fixtures import Copycat
+    ts = Transitions(Simulator(Copycat(), scenario(channels="unordered")))
+    ref = Transitions(Simulator(Copycat(), scenario(channels="unordered")), fast=False)
+    root = ts.initial
+    nums, cnums = ts.root_numbers()
+    tick1, _tick2, switch = ts.events_at(root, nums, cnums)
+    on = ts.step_fast(root, nums, cnums, frozenset(), switch)
+    for here, n, c in ((root, nums, cnums), (on.state, on.nums, on.cnums)):
+        out = ts.step_fast(here, n, c, frozenset(), tick1)
+        assert out.local is None                        # not recorded: it read p1
+        expected = ref.step(here, {e.id: e for e in ref.enabled_in(here)}[tick1.id]).state
+        assert out.state == expected
+    assert out.state.procs[0].on                        # copied p1's lamp, switched on

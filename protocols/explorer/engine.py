@@ -376,15 +376,28 @@ class Search:
         i = len(g.parent)
         self.seen[key] = i
         g.parent.append(parent)
-        g.via.append(via)
         d = g.depth[parent] + 1 if parent >= 0 else 0
         try:
             g.depth.append(d)
         except OverflowError:
             g.depth = widened(g.depth, len(g.depth))
             g.depth.append(d)
-        g.waiting.append(waiting)
-        self.max_depth = max(self.max_depth, d)
+        # ``Interned.append`` of ``via`` and ``waiting``, inline where the value is known
+        # (once per stored state; a new value or a number too wide takes the method)
+        seq = g.via
+        n = seq.number.get(via)
+        if n is not None and n < 0x100:
+            seq.items.append(n)
+        else:
+            seq.append(via)
+        seq = g.waiting
+        n = seq.number.get(waiting)
+        if n is not None and n < 0x100:
+            seq.items.append(n)
+        else:
+            seq.append(waiting)
+        if d > self.max_depth:
+            self.max_depth = d
         return i
 
     def successor(self, st: State, st_key: Key, ev: Event, known: Key | None = None,
@@ -490,6 +503,8 @@ class Search:
         # where the key is exact and every event is expanded.
         quick = fast and self.exact and self.expansion is None
         encode = owner.encode_parts if quick else None
+        listed = quick and o.events is None     # no filter: ``events_and_keys`` lists them
+        key_of, judging, root_bad = self.key_of, o.violations, self.root_bad
         # The frontier keeps its first ``UNPACKED`` fast-path states as they are and packs the
         # rest as bytes (``Transitions.pack``): a narrow search (the two-client ring, Fig. 3)
         # then never packs and unpacks, a wide one still stores its frontier compactly.
@@ -502,9 +517,14 @@ class Search:
                 st_key = None
             else:
                 st, nums, cnums, st_key = rep
+            pres = None
             if fast:
-                self._node = (nums, cnums, g.waiting[i])
-                events = ts.events_at(st, nums, cnums)
+                unf = g.waiting[i]
+                self._node = (nums, cnums, unf)
+                if listed:      # the events and their successor keys in one pass
+                    events, pres = ts.events_and_keys(st, nums, cnums, encode)
+                else:
+                    events = ts.events_at(st, nums, cnums)
                 if o.events is not None or o.can_finish or (not events and o.final):
                     ts.load_nums(st, nums)
             else:
@@ -527,7 +547,8 @@ class Search:
             succ: list[int] = []
             codes: list[int] = []
             # (quick) every event's successor key, where a replayed local step gives it
-            pres = ts.successor_keys(st, nums, cnums, events, encode) if quick else None
+            if quick and pres is None:
+                pres = ts.successor_keys(st, nums, cnums, events, encode)
             for k_ev, ev in enumerate(events):
                 res = self.cache.pop(ev.id, None) if self.cache else None
                 known = pre = None
@@ -536,7 +557,7 @@ class Search:
                     known, ident, pre = pres[k_ev]
                     if known is not None:
                         j = seen.get(known)
-                        if j is not None and (j or not self.root_bad):
+                        if j is not None and (j or not root_bad):
                             g.transitions += 1
                             if keep:
                                 n = ident_no.get(ident)
@@ -550,9 +571,25 @@ class Search:
                                 codes.append(n * 4 + (2 if ev.progress and ev.kind != FAULT
                                                       else 0))   # is_fair_demand, inline
                             continue
-                out, k, j, stuck, goal = res or self.successor(st, st_key, ev, known, pre)
-                if j is None:          # judged before this expansion added states: look again
-                    j = self.seen.get(k)
+                if quick:
+                    # ``successor``'s fast path, inline (once per transition not already
+                    # recognised from its key): with an exact key, a state already stored
+                    # had no violation, so only new ones (and the root, if bad) are judged
+                    out = ts.step_fast(st, nums, cnums, unf, ev, pre)
+                    g.transitions += 1
+                    k = key_of(out) if known is None else known
+                    j = seen.get(k)
+                    if judging and out.violations is None and (j is None or (
+                            j == 0 and root_bad)):
+                        ts.judge(out)
+                    new = j is None and not (judging and out.violations)
+                    stuck = new and o.deadlocks and ts.stuck_of(out)
+                    goal = o.goal(ts.view_of(out.state, out.nums)) \
+                        if new and o.goal is not None else None
+                else:
+                    out, k, j, stuck, goal = res or self.successor(st, st_key, ev, known, pre)
+                    if j is None:      # judged before this expansion added states: look again
+                        j = self.seen.get(k)
                 if o.violations and out.violations:
                     text = "; ".join(out.violations)
                     if s := self._found("violation", text, -1, g.path(i) + [ev.id]):

@@ -173,6 +173,24 @@ class LeanSimulator(Core):
         self._enabled = None
         return n
 
+    def number(self, i: int, state: Any) -> tuple[int, Any]:
+        """``_refresh`` of a state of process ``i`` (not crashed) that is not in the working
+        attributes (a step run on its process alone, ``alone.py``): its number, the one object
+        kept for it, and its enabled action events looked up for ``_events_of``."""
+        numbers = self.numbers
+        n = numbers.get(state)
+        if n is None:
+            n = numbers[state] = len(numbers)
+        kept = self.state_of
+        if n < len(kept) and kept[n] is not None:
+            state = kept[n]
+        else:
+            self.keep(n, state)
+        memo = self._events_of[i]
+        if n not in memo:
+            memo[n] = self._action_events(self.pids[i], state)
+        return n, state
+
     def keep(self, n: int, state: Any) -> Any:
         """The object kept for process state number ``n``: ``state`` if none is kept yet
         (numbers given elsewhere, e.g. by a key function sharing the table, leave gaps)."""

@@ -20,14 +20,17 @@ step: ``Protocol.monitor_writes``), so each explored state is judged by its own 
 from __future__ import annotations
 
 from array import array
+from operator import getitem, itemgetter
 from typing import Any
 
+from .alone import AloneCtx
 from .events import DELIVER, Event, Message
 from .lean import LeanSimulator, Working, _QuietCtx
 from .protocol import Ctx
 from .sim import Simulator, State
 
 _new = object.__new__
+_first_item = itemgetter(0)     # a Message's number
 _SET = tuple(State.__dict__[f].__set__ for f in ("procs", "messages", "next_seq", "crashed",
                                                   "cs", "waiting"))
 
@@ -222,20 +225,28 @@ class _View:
     other attribute raises ``_NeedSim`` (then the full simulator is used, see ``judge``)."""
 
     __slots__ = ("procs", "pids", "index", "config", "capacity", "protocol", "variant",
-                 "fifo", "cs", "waiting", "crashed", "_msgs")
+                 "fifo", "cs", "crashed", "_msgs", "_waiting")
 
     def load(self, out: Outcome) -> None:
         """View the state of ``out`` (from its parts: its ``State`` need not be built)."""
         self._msgs = out.s_msgs
         self.procs = out.s_procs
-        cs, waiting = out.s_cs, out.s_waiting
+        cs = out.s_cs
         self.cs = dict(cs) if cs else {}
-        self.waiting = {w[0]: (w[1], w[2]) for w in waiting} if waiting else {}
+        self._waiting = out.s_waiting
         self.crashed = out.s_crashed
+
+    # Made when read (once per judged state, by the protocols that read them), without a
+    # Python-level loop for the messages.
+    @property
+    def waiting(self) -> dict:
+        w = self._waiting
+        return {x[0]: (x[1], x[2]) for x in w} if w else {}
 
     @property
     def inflight(self) -> dict:
-        return {m.seq: m for m in self._msgs}
+        msgs = self._msgs
+        return dict(zip(map(_first_item, msgs), msgs, strict=True))
 
     def proc(self, pid: str) -> Any:
         return self.procs[self.index[pid]]
@@ -272,6 +283,7 @@ class Transitions:
         self.channel_of: list[int] = []
         self._chans: dict[tuple[str, str], int] = {}
         self._prog: list[bool] = []
+        self._dst_of: list[int] = []        # by content number: its destination's index
         # The memoised fast path (``step_fast``): see "Local transitions" below.
         f = self._sim.faults
         # A monitor that writes the state (``monitor_writes``) makes no step local.
@@ -443,12 +455,16 @@ class Transitions:
         v.capacity, v.protocol, v.variant, v.fifo = sim.capacity, sim.protocol, sim.variant, \
             sim.fifo
         self._capacity = sim.capacity
+        # first-time steps run on their process alone (``_first``)
+        self._alone = AloneCtx(sim.config, sim.variant, sim.protocol, sim.index)
+        self._eager = sim._eager_hook
+        self._unfinished_hook = sim._unfinished_hook
         # process state number -> the one object kept for it (``unpack``; the lean
         # simulator's table, see ``LeanSimulator._refresh``)
         self._state_of: list[Any] = sim.state_of
         self._extras: dict[tuple, int] = {}
         self._extra_list: list[tuple] = []
-        self.slow = 0                      # transitions that took the lean simulator
+        self.slow = 0                      # first-time steps (alone or on the lean simulator)
         # Whether ``violations`` can be judged on a ``_View`` (else a search that judges
         # violations should not take the fast path: each step would be redone on the lean
         # simulator).
@@ -478,6 +494,7 @@ class Transitions:
             n = self._cnum[content] = len(self._cnum)
             self._contents.append(content)
             self.channel_of.append(self._chans.setdefault(content[:2], len(self._chans)))
+            self._dst_of.append(self._sim.index.get(content[1], -1))
             self._prog.append(bool(self._sim.protocol.is_progress(Message(0, *content))))
         return n
 
@@ -564,16 +581,17 @@ class Transitions:
         """``stuck()`` of a fast-path successor: someone unfinished and no progress event."""
         if not out.unfinished:
             return False
-        hasprog, acts_of = self._hasprog, self._acts_of
-        for i, n in enumerate(out.nums):
-            hp = hasprog[i]
-            h = hp[n] if n < len(hp) else 0
-            if not h:
-                if n >= len(hp):
-                    hp.extend(bytes(n + 1 - len(hp)))
-                h = hp[n] = 2 if any(e.progress for e in acts_of[i].get(n, ())) else 1
-            if h == 2:
-                return False
+        nums = out.nums
+        # per process, 2 if its state offers a progress action, 1 if not, 0 if not asked yet
+        # (``map`` over the per-index tables: no Python-level loop per process)
+        try:
+            flags = bytes(map(getitem, self._hasprog, nums))
+        except IndexError:
+            flags = b"\0"
+        if 0 in flags:
+            flags = bytes([self._has_progress(i, n) for i, n in enumerate(nums)])
+        if 2 in flags:
+            return False
         prog = self._prog
         if self._sim.fifo:
             heads = set()
@@ -586,7 +604,17 @@ class Transitions:
                 if prog[cn]:
                     return False
             return True
-        return not any(prog[cn] for cn in out.cnums)
+        return not any(map(prog.__getitem__, out.cnums))
+
+    def _has_progress(self, i: int, n: int) -> int:
+        """``stuck_of``'s flag of process i's state numbered n (2: it offers a progress
+        action, 1: it does not), worked out the first time it is asked."""
+        hp = self._hasprog[i]
+        if n >= len(hp):
+            hp.extend(bytes(n + 1 - len(hp)))
+        if not hp[n]:
+            hp[n] = 2 if any(e.progress for e in self._acts_of[i].get(n, ())) else 1
+        return hp[n]
 
     def judge(self, out: Outcome) -> tuple[str, ...]:
         """Fill in ``out.violations`` of a fast-path successor (the protocol's safety
@@ -657,41 +685,82 @@ class Transitions:
         self._last = pre
         return None if key is None else (key, ident)
 
+    def events_and_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
+                        encode: Any) -> tuple[list[Event], list[tuple[Any, Any, tuple]]]:
+        """``events_at`` and ``successor_keys`` of those events in one pass: where each event
+        acts (process index, message position, identity) is known while the events are
+        listed, instead of being looked up again per event. Hot: once per expanded state of
+        a search with an exact key."""
+        evs: list[Event] = []
+        todo = []           # (event, process index, message position, identity)
+        msgs = st.messages
+        if msgs:
+            dev = self._dev
+            heads = set() if self._sim.fifo else None
+            chan_of, dst_of = self.channel_of, self._dst_of
+            for pos, m in enumerate(msgs):
+                cn = cnums[pos]
+                if heads is not None:
+                    ch = chan_of[cn]
+                    if ch in heads:
+                        continue
+                    heads.add(ch)
+                e = dev.get((m[0], cn))
+                if e is None:
+                    e = dev[(m[0], cn)] = self._delivery(m, cn)
+                evs.append(e)
+                todo.append((e, dst_of[cn], pos, cn))
+        acts_of = self._acts_of
+        for i, n in enumerate(nums):
+            a = acts_of[i].get(n)
+            if a:
+                evs.extend(a)
+                for e in a:
+                    todo.append((e, i, -1, e.id))
+        return evs, self._keys(st, nums, cnums, todo, encode)
+
     def successor_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
                        evs: list[Event], encode: Any) -> list[tuple[Any, Any, tuple]]:
         """``successor_key`` of each of ``evs`` (events of ``st``) in one call, with where each
         acts found once per state instead of once per event: per event ``(key, ident, pre)``,
         ``key`` None where ``successor_key`` says None, and ``pre`` what ``step_fast`` may
         start from (its ``pre`` argument)."""
-        effects = self._effects
         index = self._index
-        msgs = st.messages
-        cs, waiting, crashed = st.cs, st.waiting, st.crashed
-        csd = dict(cs) if cs else None
-        wset = frozenset([x[0] for x in waiting]) if waiting else None
-        pos_of = {m[0]: k for k, m in enumerate(msgs)} if msgs else None
-        res = []
+        pos_of = {m[0]: k for k, m in enumerate(st.messages)} if st.messages else None
+        todo = []
         for ev in evs:
             m = ev.msg
             if m is not None:
-                pid = m[2]
                 pos = pos_of[m[0]]
-                ident = cnums[pos]
+                todo.append((ev, index[m[2]], pos, cnums[pos]))
             else:
-                pid = ev.pid
-                pos = -1
-                ident = ev.id
-            i = index[pid]
+                todo.append((ev, index[ev.pid], -1, ev.id))
+        return self._keys(st, nums, cnums, todo, encode)
+
+    def _keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...], todo: list,
+              encode: Any) -> list[tuple[Any, Any, tuple]]:
+        """``successor_keys`` of the events of ``todo``: (event, its process's index, the
+        position of the message it delivers or -1, its identity)."""
+        effects = self._effects
+        pids = self.pids
+        cs, waiting, crashed = st.cs, st.waiting, st.crashed
+        csd = dict(cs) if cs else None
+        wset = frozenset([x[0] for x in waiting]) if waiting else None
+        res = []
+        for ev, i, pos, ident in todo:
+            pid = pids[i]
             csv = csd.get(pid) if csd is not None else None
             w = pid in wset if wset is not None else False
             mk = (ident, nums[i], w, csv)
             eff = effects.get(mk)
             pre = (st, ev, (i, pos, pid, w, csv), ident, mk, eff)
-            if eff is None or eff[5] or (eff[7] is not None and
-                                         not self._probes_hold(eff[7], nums)):
+            if eff is None:
                 res.append((None, ident, pre))
                 continue
-            nnum, scnums, csafter, wafter = eff[1], eff[2], eff[3], eff[4]
+            _s, nnum, scnums, csafter, wafter, entered, _u, probes = eff
+            if entered or (probes is not None and not self._probes_hold(probes, nums)):
+                res.append((None, ident, pre))
+                continue
             c = cnums
             if pos >= 0:
                 c = c[:pos] + c[pos + 1:]
@@ -732,7 +801,9 @@ class Transitions:
             eff = self._effects.get(mk)
         cs, waiting = st.cs, st.waiting
         if eff is None:
-            return self._slow(st, nums, cnums, unf, ev, mk)
+            eff = self._first(st, nums, ev, i, pid, w, csv, mk)
+            if eff is None:
+                return self._slow(st, nums, cnums, unf, ev, mk)
         nstate, nnum, scnums, csafter, wafter, entered, unf_i, probes = eff
         if probes is not None and not self._probes_hold(probes, nums):
             return self._slow(st, nums, cnums, unf, ev, None)   # another path: not recorded
@@ -804,6 +875,33 @@ class Transitions:
             if used > cap.get(r, 1):
                 return True
         return False
+
+    def _first(self, st: State, nums: tuple[int, ...], ev: Event, i: int, pid: str, w: bool,
+               csv: Any, mk: tuple) -> tuple | None:
+        """A first-time step run on its process alone (``alone.py``): its effect, recorded
+        under ``mk``, or None where the step reached beyond the process (then it takes the
+        lean simulator, ``_slow``, which records it if it is local after all)."""
+        ctx = self._alone
+        if st.crashed or not ctx.run(ev, st.procs, i, pid, st.next_seq, w, csv, self._eager):
+            return None
+        self.slow += 1
+        sim = self._sim
+        state = ctx.state
+        if ctx.touched:
+            nnum, state = sim.number(i, state)
+        else:
+            nnum = nums[i]
+        cn = self.content_number
+        scnums = tuple([cn(m[1:]) for m in ctx.sends])
+        csafter, wafter = ctx.csv, ctx.waits
+        # ``Simulator.unfinished`` of the process: in its critical section, waiting, or what
+        # the protocol's hook adds
+        hook = self._unfinished_hook
+        unf_i = csafter is not None or wafter or (
+            hook is not None and bool(hook(sim.config, pid, state)))
+        eff = self._effects[mk] = (state, nnum, scnums, csafter, wafter, False, unf_i,
+                                   tuple(ctx.probes) or None)
+        return eff
 
     def _slow(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...], unf: frozenset,
               ev: Event, mk: tuple | None) -> Outcome:
