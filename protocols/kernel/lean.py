@@ -148,17 +148,8 @@ class LeanSimulator(Core):
         ==, once per touched process), as the explorer's keys tell them apart; the number lets
         the key reuse this lookup instead of hashing the state again."""
         pid = self.pids[i]
-        state = self.procs[i]
-        numbers = self.numbers
-        n = numbers.get(state)
-        if n is None:
-            n = numbers[state] = len(numbers)
-        kept = self.state_of
-        if n < len(kept) and kept[n] is not None:
-            if kept[n] is not state:        # an equal copy: the working state takes the kept one
-                self.procs[i] = state = kept[n]
-        else:
-            self.keep(n, state)
+        n, state = self._kept(self.procs[i])
+        self.procs[i] = state       # an equal copy is replaced by the kept one
         if pid in self.crashed:
             self._acts.pop(i, None)
         else:
@@ -177,18 +168,23 @@ class LeanSimulator(Core):
         """``_refresh`` of a state of process ``i`` (not crashed) that is not in the working
         attributes (a step run on its process alone, ``alone.py``): its number, the one object
         kept for it, and its enabled action events looked up for ``_events_of``."""
+        n, state = self._kept(state)
+        memo = self._events_of[i]
+        if n not in memo:
+            memo[n] = self._action_events(self.pids[i], state)
+        return n, state
+
+    def _kept(self, state: Any) -> tuple[int, Any]:
+        """The number of a process state (a new one if unseen) and the one object kept for
+        that value (``state`` itself if it is the first)."""
         numbers = self.numbers
         n = numbers.get(state)
         if n is None:
             n = numbers[state] = len(numbers)
         kept = self.state_of
         if n < len(kept) and kept[n] is not None:
-            state = kept[n]
-        else:
-            self.keep(n, state)
-        memo = self._events_of[i]
-        if n not in memo:
-            memo[n] = self._action_events(self.pids[i], state)
+            return n, kept[n]
+        self.keep(n, state)
         return n, state
 
     def keep(self, n: int, state: Any) -> Any:
