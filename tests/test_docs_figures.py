@@ -75,3 +75,14 @@ def test_kout_tree_doc_quotes_the_clean_start_families():
     small, quiet = _ok("kout_tree", "small"), _ok("kout_tree", "small-quiet")
     assert small == quiet  # the doc says "each"; if they differ, the sentence must change
     assert f"`small` and `small-quiet` {small} / {small} ok each" in " ".join(doc.split())
+
+
+def test_coterie_doc_quotes_the_local_coterie_instance_as_exhausted():
+    # benchmarks/coterie.py's "local (q = U), requests [1, 1, 1]" is `three` #0 (same config,
+    # same initial state): the plain search's "undecided" must name the explorer's answer.
+    lead = _section("coterie `three` #0 and #2 exhausted")
+    row = next(line for line in lead.splitlines() if line.startswith("| 0 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "**ok**", row
+    doc = " ".join((ROOT / "docs" / "protocols" / "coterie.md").read_text(encoding="utf-8").split())
+    assert f"three` #0, and `full` is exhausted there: ok, {cells[3]} states" in doc
