@@ -70,7 +70,7 @@ TOPBAR_BOTH_MODES_JS = f"""() => {{
 # one another (p2 / p3) at steps 16-161; the same crowd as on a phone (PHONE_NOT_YET).
 # game-restricted-locality-3: nine pools of one node in one row: their queue names and rows
 # on one another at steps 97-124 (PHONE_NOT_YET too).
-PRESENT_NOT_YET = {"kout-random", "game-restricted-locality-3"}
+PRESENT_NOT_YET = {"kout-random"}
 
 # The same with "more" and the space-time strip open (the figure 880x277 px), at the figure
 # moment: what is found there. kout trees (kout-chaos, kout-fig2, kout-random, found-kout-tree-
@@ -80,9 +80,8 @@ PRESENT_NOT_YET = {"kout-random", "game-restricted-locality-3"}
 # local-variable rows X_u1 / X_u2 / X_u3 on each other (coterie-race-stale-preempt,
 # -stale-update) and "W=c" on y (coterie-fig1). The rings of datta_ring (ui7's fix) and the
 # other scenarios are clean there.
-MORE_SPACETIME_NOT_YET = {"kout-chaos", "kout-fig2", "kout-random",
+MORE_SPACETIME_NOT_YET = {"kout-chaos", "kout-fig2", "kout-random", "game-restricted-locality-3",
                           "found-kout-tree-as-printed-extra-resource-token",
-                          "game-locality-chain", "game-restricted-locality-3",
                           "coterie-race-stale-preempt", "coterie-race-stale-update", "coterie-fig1"}
 
 

@@ -329,14 +329,25 @@ function fitViewBox(stage, model, ctx, hooks) {
   }
   if (hooks.extent) {   // the layout knows what it draws around each node: fit exactly that
     const r = Number.isFinite(near) ? Math.max(ctx.r, Math.min(34, near * 0.32)) : ctx.r;
-    for (let i = 0; i < 3; i++) {
+    // to the fixed point (at most eight rounds): what a node draws may grow with the zoom
+    // (game.js puts a pool's queue row a level lower when rows would meet at it)
+    // (slack: the screen px of height the first round left unused, which a layout may spend on
+    // what it would otherwise draw on top of each other, without making the figure smaller)
+    let slack = null;
+    for (let i = 0, last = 0; i < 8 && Math.abs(k - last) > 1e-3 * k; i++) {
+      last = k;
       const dense = near / k < 95;
-      const ex = ns.map((n) => hooks.extent(n, { ...ctx, r, k, dense }, model));
+      // the radius the drawing will give the nodes at this zoom (renderView: a small figure's
+      // nodes at least 20 px, 26 in present mode): a pool's rows hang under it
+      const rk = ns.length <= 16 ? Math.max(r, Math.min(((ctx.qf || 1) > 1 ? 26 : 20) * k, near * 0.45)) : r;
+      const ex = ns.map((n) => hooks.extent(n, { ...ctx, r: rk, k, dense, slack, H }, model));
       const pad = 10 * k;
       const x0 = Math.min(...ex.map((e) => e[0])) - pad, x1 = Math.max(...ex.map((e) => e[2])) + pad;
       const y0 = Math.min(...ex.map((e) => e[1])) - pad, y1 = Math.max(...ex.map((e) => e[3])) + pad;
       box = [x0, y0, x1 - x0, y1 - y0];
       k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
+      // (then from the start again, as a fit without slack would have gone)
+      if (slack === null) { slack = Math.max(0, H - box[3] / k); k = 1; last = 0; }
     }
   }
   stage.table = null;

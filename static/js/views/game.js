@@ -8,6 +8,16 @@
 import { el, keyed, text } from "../svg.js";
 
 const CHAR = 7;          // px per character of 11-12 px text (the queue chips use the same)
+const ROW = 36;          // px from one queue row (its name over its chips) to the next under it
+const MAX_LEVELS = 3;    // queue rows under a row of pools: at most three levels
+
+// The model the last place() saw (queueAnchor is given only the node, and a pool's queue row
+// goes on the level levels() finds for it among all the pools), and the levels the last fit
+// sized the figure for: the rows are drawn on those, so that a zoom changed after the fit (the
+// drawing grown into the view, a phone's box fitted to the drawing) does not move a row
+// past the bottom edge the fit left room for.
+let current = null;
+let fitted = null;
 
 function details(n) {
   const out = [];
@@ -48,6 +58,53 @@ function interested(model, pool) {
   return Math.max(1, m);
 }
 
+/** The longest task id (the chips' width), at least two characters. */
+function idLength(model) {
+  return Math.max(2, ...Array.from(model.view.nodes.values()).filter((t) => t.kind === "task").map((t) => String(t.id).length));
+}
+
+/**
+ * The widest a pool's queue row gets, in user units: its name over a chip for each task that
+ * may queue there (at most eight and a "+N"). The largest, not today's, so that the levels
+ * below do not change while the run goes on.
+ */
+function rowWidth(model, pool, ctx) {
+  const k = (ctx.k || 1) * (ctx.qf || 1), m = interested(model, pool);
+  const chip = Math.max(24, (idLength(model) + 2) * CHAR + 8) + 3;
+  // the name is the queue's ("Requests_P1"), as the server's layout counts it (9 more letters)
+  let name = String(pool.id).length + 9;
+  for (const q of model.view.queues.values()) if (String(q.node) === String(pool.id)) name = Math.max(name, String(q.name).length);
+  return Math.max(name * CHAR + 6, Math.min(m, 8) * chip + (m > 8 ? 24 : 0)) * k;
+}
+
+/**
+ * The level of each pool's queue row: 0 right under the pool, 1 a row lower, ... . The pools
+ * of a row stand as close as the server's layout of a 1000-unit box allows (nine pools of one
+ * node, game-restricted-locality-3), and a row wider than the gap to the next pool ran over
+ * that pool's row (present mode's larger rows, or a short figure's smaller zoom): such a row
+ * goes a level lower, the next one that fits back up (interval colouring, left to right).
+ */
+function levels(model, ctx, most = MAX_LEVELS) {
+  const pools = Array.from(model.view.nodes.values()).filter((n) => n.kind === "pool")
+    .sort((a, b) => a.y - b.y || a.x - b.x || String(a.id).localeCompare(String(b.id)));
+  // (a gap of 12 px: the zoom may grow a little after the fit, and the rows with it)
+  const out = new Map(), gap = 12 * (ctx.k || 1) * (ctx.qf || 1);
+  let ends = [], y = null;
+  for (const p of pools) {
+    if (p.y !== y) { ends = []; y = p.y; }      // a new row of pools (stacked on a phone)
+    const start = p.x - ctx.r;
+    let l = ends.findIndex((e) => e <= start);
+    if (l < 0 && ends.length < most) { l = ends.length; ends.push(0); }
+    // (no level left: the one whose row ends first; a figure this short for its pools is
+    // measured in tests/test_browser_present.py, not made taller without end: each level
+    // made the zoom smaller, which widened every row again, until the figure was a stamp)
+    if (l < 0) l = ends.indexOf(Math.min(...ends));
+    ends[l] = start + rowWidth(model, p, ctx) + gap;
+    out.set(p.id, l);
+  }
+  return out;
+}
+
 /**
  * Everything drawn for a node, as [x0, y0, x1, y1], at its largest (so that the zoom does not
  * change while the run goes on): a task's three lines above it, a pool's units on its right
@@ -66,8 +123,17 @@ function extent(n, ctx, model) {
     const q = Math.max((String(n.id).length + 9) * CHAR, 0) * k;
     const orders = ((7 + Math.min(m, 8) * (idLen + 3)) * CHAR * k) / 2 * lines;
     const units = r + 5 * k + Math.ceil(n.units.length / 3) * 14 * k;
+    // only as many levels as the height the figure leaves unused (ctx.slack, from the fit's
+    // first round, which has none) and a third of the view's more hold: levels make the figure
+    // smaller when it has no height to spare, and unbounded they fed on themselves
+    const room = ctx.slack == null ? 0 : ctx.slack + (ctx.H || 0) / 3;
+    const most = Math.min(MAX_LEVELS, 1 + Math.floor(room / (ROW * (ctx.qf || 1))));
+    // (only the fit's rounds, which pass slack, decide them: drawBack's boxes read them)
+    const lv = ctx.slack === undefined && fitted ? fitted : levels(model, ctx, most);
+    if (ctx.slack !== undefined) fitted = lv;
+    const level = lv.get(n.id) || 0;
     return [n.x - Math.max(r, orders), n.y - r * 0.8, n.x + Math.max(units, orders, -r + Math.max(q, Math.min(m, 8) * chip + (m > 8 ? 24 * k : 0))),
-            n.y + r + (2 * (ctx.lh || 14) + 9 + 30 * (ctx.qf || 1)) * k];
+            n.y + r + (2 * (ctx.lh || 14) + 9 + 30 * (ctx.qf || 1) + level * ROW * (ctx.qf || 1)) * k];
   }
   const w = Math.max(r, (9 * CHAR * k) / 2 * lines);
   return [n.x - w, n.y - r - 2 * k, n.x + w, n.y + r + (lines ? 20 : 2) * k];
@@ -103,12 +169,23 @@ function drawBack(layer, model, ctx) {
  * node patched by a step arrives with them again) so that a wider view gets them back.
  */
 function place(model, stage) {
+  current = model;
   const nodes = Array.from(model.view.nodes.values());
   for (const n of nodes) if (n.__sx === undefined) { n.__sx = n.x; n.__sy = n.y; }
   const agents = nodes.filter((n) => n.kind === "agent").sort((a, b) => a.__sx - b.__sx);
   const stack = (stage.svg.clientWidth || 900) < 600 && agents.length > 1;
   stage.svg.classList.toggle("stacked", stack);
-  if (!stack) { for (const n of nodes) { n.x = n.__sx; n.y = n.__sy; } return; }
+  if (!stack) {
+    // the server lays the nodes out for the 880 x 516 px figure of a 1280x720 projector; a
+    // flatter figure (present mode with the space-time strip: 880 x 277) spreads them wider,
+    // so that the queue rows under the pools are not squeezed into the middle third of it
+    // (in present mode only, whose queue rows are 1.6 times larger: in normal mode a wider
+    // layout moved game-lost-winning's Info messages onto each other, where the rows fit)
+    const flat = (stage.svg.clientWidth || 900) / (stage.svg.clientHeight || 516) / (880 / 516);
+    const sx = document.body.classList.contains("present") && flat > 1.4 ? Math.min(2.5, flat) : 1;
+    for (const n of nodes) { n.x = 500 + (n.__sx - 500) * sx; n.y = n.__sy; }
+    return;
+  }
   const ys = nodes.map((n) => n.__sy);
   const rowH = Math.max(...ys) - Math.min(...ys) + 80 + 101 + 40;   // tasks' lines, queues, a gap
   agents.forEach((a, i) => {
@@ -139,8 +216,11 @@ export default {
   // under the pool's badge and order forms: the name, then the tickets in a row
   // (its name's baseline two detail lines below the pool: lh is 18 px in present mode, where
   // the rows are larger by qf, and used to run into the "0/1 free" badge)
+  // (a level lower when the row is wider than the gap to the next pool: levels())
   queueAnchor: (n, idx, ctx) => {
     const k = ctx.k || 1, qf = ctx.qf || 1;
-    return { x: n.x - ctx.r, y: n.y + ctx.r + (20 + 2 * (ctx.lh || 14) + 11.5 * qf + idx * 36 * qf) * k, right: true, stack: true };
+    const lv = fitted || (current && levels(current, ctx));
+    const level = (lv && lv.get(n.id)) || 0;
+    return { x: n.x - ctx.r, y: n.y + ctx.r + (20 + 2 * (ctx.lh || 14) + 11.5 * qf + (idx + level) * ROW * qf) * k, right: true, stack: true };
   },
 };
