@@ -40,6 +40,15 @@ function drawBack(layer, model, ctx) {
     (it) => it.cls + JSON.stringify(it.pts.map((n) => [n.x, n.y])) + ctx.r);
 }
 
+// Whether the figure drawn now is a flat one in present mode (place() looks before each fit).
+let flat = false;
+
+/** Nodes stay where the server put them; only the figure's shape is noted (queueColumn). */
+function place(model, stage) {
+  const w = stage.svg.clientWidth || 900, h = stage.svg.clientHeight || 450;
+  flat = document.body.classList.contains("present") && w >= 600 && w / h > 2.4;
+}
+
 function details(n) {
   if (n.kind === "resource") return n.holder ? [`held by ${n.holder}`] : [];
   const out = [];
@@ -59,6 +68,10 @@ export default {
   // four processes or more stand too close for a row of X_v chips over each (coterie-random:
   // u2's row ran over u3; coterie-example4 at 1280x720: u2's three chips over X_u3): their
   // queues go to the table beside the figure (common.js)
-  queueColumn: (view) => Array.from(view.nodes.values()).filter((n) => n.kind !== "resource").length >= 4,
+  // (so do three in a flat present-mode figure, 880 x 277 px with the space-time strip open:
+  // rows 1.6 times larger over three processes some 80 px apart, and the width beside them
+  // empty; coterie-race-stale-preempt's X_u1 ∅ and X_u2's chip ran into each other)
+  queueColumn: (view) => flat || Array.from(view.nodes.values()).filter((n) => n.kind !== "resource").length >= 4,
+  place,
   queueAnchor: (n, idx, ctx) => ({ x: n.x, y: n.y - ctx.r - (14 + idx * 20) * (ctx.k || 1), centre: true }),
 };
