@@ -70,7 +70,7 @@ TOPBAR_BOTH_MODES_JS = f"""() => {{
 # one another (p2 / p3) at steps 16-161; the same crowd as on a phone (PHONE_NOT_YET).
 # game-restricted-locality-3: nine pools of one node in one row: their queue names and rows
 # on one another at steps 97-124 (PHONE_NOT_YET too).
-PRESENT_NOT_YET = {"kout-random"}
+PRESENT_NOT_YET: set[str] = set()
 
 # The same with "more" and the space-time strip open (the figure 880x277 px), at the figure
 # moment: what is found there. kout trees (kout-chaos, kout-fig2, kout-random, found-kout-tree-
@@ -83,7 +83,7 @@ PRESENT_NOT_YET = {"kout-random"}
 # (ui9: game-locality-chain's rows go a level lower, coterie's X_v rows go to the table beside
 # a flat figure: both measured clean; game-restricted-locality-3's nine pools still need more
 # than the three levels the 277 px allow.)
-MORE_SPACETIME_NOT_YET = {"kout-chaos", "kout-fig2", "kout-random", "game-restricted-locality-3",
+MORE_SPACETIME_NOT_YET = {"kout-fig2", "kout-random", "game-restricted-locality-3",
                           "found-kout-tree-as-printed-extra-resource-token"}
 
 

@@ -87,7 +87,53 @@ function drawFront(layer, model, ctx) {
     (rs) => rs.join("|") + k + ((ctx.W || 900) < 600) + ctx.dense + present());
 }
 
+/**
+ * Present mode: the server lays the tree out root on top in a 1000 x 700 box, whatever the
+ * figure's shape; a projector's figure (880 x 516 px at 1280x720, 880 x 277 with the space-time
+ * strip, 644 x 420 at 1024x768) less the counters' margin has another. The tree is stretched to
+ * the area left for it (its rows as far apart as the height allows: kout-random's fifteen
+ * processes used 230 of 516 px, their RSet rows on the next row's names), and laid on its side,
+ * root on the left, when that puts its nodes further apart (kout-chaos's chain of five levels
+ * in a 277 px high figure: 37 px between rows). The server's positions are kept on each node
+ * (__sx, __sy) so that normal mode, and a phone, get them back.
+ */
+function place(model, stage) {
+  const nodes = Array.from(model.view.nodes.values());
+  for (const n of nodes) if (n.__sx === undefined) { n.__sx = n.x; n.__sy = n.y; }
+  const W = stage.svg.clientWidth || 900, H = stage.svg.clientHeight || 450;
+  if (!present() || W < 600 || nodes.length < 2 || nodes.length > 80) {
+    for (const n of nodes) { n.x = n.__sx; n.y = n.__sy; }
+    return;
+  }
+  // the area the fit leaves the nodes (common.js: the counters' margin and the queue rows'
+  // on the right, a row of chips over the top row, two detail lines under the bottom one)
+  const aw = Math.max(120, W - LEFT_BOX * PRESENT - 10 - 130 - 60), ah = Math.max(80, H - 48 - 70 - 60);
+  const span = (vs) => Math.max(...vs) - Math.min(...vs);
+  const layout = (side) => {
+    const us = nodes.map((n) => (side ? n.__sy : n.__sx)), vs = nodes.map((n) => (side ? n.__sx : n.__sy));
+    const su = span(us) || 1, sv = span(vs) || 1;
+    const u0 = Math.min(...us), v0 = Math.min(...vs);
+    // px per unit each way: the whole area, a span of nothing (one row) centred in it
+    const fu = span(us) ? aw / su : 0, fv = span(vs) ? ah / sv : 0;
+    return nodes.map((n, i) => [(us[i] - u0) * fu + (fu ? 0 : aw / 2), (vs[i] - v0) * fv + (fv ? 0 : ah / 2)]);
+  };
+  const near = (pts) => {
+    let m = Infinity;
+    for (let i = 0; i < pts.length; i++) for (let j = i + 1; j < pts.length; j++) {
+      m = Math.min(m, Math.hypot(pts[i][0] - pts[j][0], pts[i][1] - pts[j][1]));
+    }
+    return m;
+  };
+  const top = layout(false), side = layout(true);
+  const pts = near(side) > 1.3 * near(top) ? side : top;
+  // in the server's units (the tree's 880 units wide at 1280x720): the sizes that follow from
+  // them (node radius, message size) stay what they were
+  const s = 880 / Math.max(aw, ah * 1.5);
+  nodes.forEach((n, i) => { n.x = 60 + pts[i][0] * s; n.y = 60 + pts[i][1] * s; });
+}
+
 export default {
+  place,
   details,
   drawBack,
   drawFront,
