@@ -83,8 +83,7 @@ PRESENT_NOT_YET: set[str] = set()
 # (ui9: game-locality-chain's rows go a level lower, coterie's X_v rows go to the table beside
 # a flat figure: both measured clean; game-restricted-locality-3's nine pools still need more
 # than the three levels the 277 px allow.)
-MORE_SPACETIME_NOT_YET = {"kout-fig2", "kout-random", "game-restricted-locality-3",
-                          "found-kout-tree-as-printed-extra-resource-token"}
+MORE_SPACETIME_NOT_YET = {"kout-fig2", "kout-random", "game-restricted-locality-3"}
 
 
 def sample_steps(step: int, total: int) -> list[int]:

@@ -90,7 +90,12 @@ export function drawEdges(stage, model, ctx, hooks) {
       else path.removeAttribute("marker-end");
       tip(path, `${e.kind || "edge"}: ${e.src} → ${e.dst}${e.client ? " (client " + e.client + ")" : ""}`);
     },
-    (e) => JSON.stringify(e) + ctx.r);
+    // (where its ends are, too: a layout that places nodes itself, hooks.place, moves them
+    // when the figure changes shape, and the tree's edges stayed where the nodes had been)
+    (e) => {
+      const a = nodes.get(String(e.src)), b = nodes.get(String(e.dst));
+      return JSON.stringify(e) + ctx.r + `@${a.x},${a.y},${b.x},${b.y}`;
+    });
 }
 
 /** Classes other modules put on a node's <g> (cycles, monitors, the last actor, previews,

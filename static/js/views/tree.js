@@ -11,7 +11,11 @@ function fmt(v) {
   return v === null || v === undefined ? "⊥" : String(v);
 }
 
+// Present mode, when place() found no room for the detail lines in the figure as it is now.
+let bare = false;
+
 function details(n) {
+  if (bare && present()) return [];
   const out = [];
   if (n.State !== undefined) out.push(`State=${fmt(n.State)} Need=${fmt(n.Need)}`);
   if (n.RSet !== undefined) {
@@ -80,11 +84,21 @@ function drawFront(layer, model, ctx) {
       // no node's RSet chips or messages run under it
       // (a projector's is larger by PRESENT: the counts are what the stabilisation lesson is about)
       const f = present() ? PRESENT : 1;
-      g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r - LEFT_BOX * f * k},${Math.min(...ys) - ctx.r})`);
+      // level with the top node; higher when the rows would run past the bottom of a short
+      // figure (found-kout-tree-as-printed-extra-resource-token's ten rows, 277 px high with
+      // the space-time strip: "Reset=false" was cut), but never above its top
+      // (and its rows closer, down to 1.05 times the text's size, when even that is too short)
+      let y = Math.min(...ys) - ctx.r, lh = 16 * f;
+      if (ctx.top != null && ctx.H) {
+        const bottom = ctx.top + ctx.H * k - 6 * k, first = ctx.top + 18 * f * k;
+        lh = Math.max(13 * f * 1.05, Math.min(lh, (bottom - first) / k / (rs.length + 0.25)));
+        y = Math.max(first, Math.min(y, bottom - (rs.length + 0.25) * lh * k));
+      }
+      g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r - LEFT_BOX * f * k},${y})`);
       text(el("text", { class: "counters-title" }, g), "tokens");
-      rs.forEach((r, i) => text(el("text", { y: (i + 1) * 16 * f * k }, g), r));
+      rs.forEach((r, i) => text(el("text", { y: (i + 1) * lh * k }, g), r));
     },
-    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600) + ctx.dense + present());
+    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600) + ctx.dense + present() + "," + ctx.top + "," + ctx.H);
 }
 
 /**
@@ -96,25 +110,34 @@ function drawFront(layer, model, ctx) {
  * root on the left, when that puts its nodes further apart (kout-chaos's chain of five levels
  * in a 277 px high figure: 37 px between rows). The server's positions are kept on each node
  * (__sx, __sy) so that normal mode, and a phone, get them back.
+ *
+ * The detail lines under each node (State, RSet, myC) are drawn only when they fit between
+ * the rows and beside the neighbours of this layout; else they are left to the tooltip and
+ * the inspector, and the room the fit kept under the bottom row for them goes to the tree
+ * (a figure 277 px high spent 97 of them on lines it then did not draw).
  */
 function place(model, stage) {
   const nodes = Array.from(model.view.nodes.values());
   for (const n of nodes) if (n.__sx === undefined) { n.__sx = n.x; n.__sy = n.y; }
   const W = stage.svg.clientWidth || 900, H = stage.svg.clientHeight || 450;
+  bare = false;
   if (!present() || W < 600 || nodes.length < 2 || nodes.length > 80) {
     for (const n of nodes) { n.x = n.__sx; n.y = n.__sy; }
     return;
   }
-  // the area the fit leaves the nodes (common.js: the counters' margin and the queue rows'
-  // on the right, a row of chips over the top row, two detail lines under the bottom one)
-  const aw = Math.max(120, W - LEFT_BOX * PRESENT - 10 - 130 - 60), ah = Math.max(80, H - 48 - 70 - 60);
+  // screen px of what the fit keeps around the nodes (common.js, fitViewBox, present mode):
+  // the counters' margin on the left, the queue rows' on the right, a chip row over the top
+  // row, the detail lines (15 px each, and a gap) under the bottom one; nodes of 26 px
+  const r = 26, chips = 34, lh = 18;
+  const lines = Math.max(0, ...nodes.map((n) => details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0)));
+  const lineW = Math.max(0, ...nodes.map((n) => Math.max(0, ...details(n).map((t) => t.length)))) * 9;
+  const aw = Math.max(120, W - LEFT_BOX * PRESENT - 10 - 130 - 2 * r);
   const span = (vs) => Math.max(...vs) - Math.min(...vs);
-  const layout = (side) => {
+  const layout = (side, ah) => {
     const us = nodes.map((n) => (side ? n.__sy : n.__sx)), vs = nodes.map((n) => (side ? n.__sx : n.__sy));
-    const su = span(us) || 1, sv = span(vs) || 1;
     const u0 = Math.min(...us), v0 = Math.min(...vs);
     // px per unit each way: the whole area, a span of nothing (one row) centred in it
-    const fu = span(us) ? aw / su : 0, fv = span(vs) ? ah / sv : 0;
+    const fu = span(us) ? aw / span(us) : 0, fv = span(vs) ? ah / span(vs) : 0;
     return nodes.map((n, i) => [(us[i] - u0) * fu + (fu ? 0 : aw / 2), (vs[i] - v0) * fv + (fv ? 0 : ah / 2)]);
   };
   const near = (pts) => {
@@ -124,11 +147,21 @@ function place(model, stage) {
     }
     return m;
   };
-  const top = layout(false), side = layout(true);
-  const pts = near(side) > 1.3 * near(top) ? side : top;
+  // the lines fit when no other node stands within a line's width beside them and the lines
+  // and the next row's chips' height under them
+  const linesFit = (pts) => pts.every(([x, y], i) => pts.every(([x2, y2], j) => i === j
+    || Math.abs(x2 - x) >= Math.max(lineW, 2 * r + 8) || y2 < y - 2 * r || y2 - y >= 2 * r + 16 + lines * lh + chips));
+  let pts = null;
+  for (const withLines of lines ? [true, false] : [false]) {
+    const ah = Math.max(60, H - 48 - (withLines ? 22 + 15 * (lines + 1) : 37) - 2 * r);
+    const top = layout(false, ah), side = layout(true, ah);
+    pts = near(side) > 1.3 * near(top) ? side : top;
+    if (!withLines || linesFit(pts)) break;
+    bare = true;
+  }
   // in the server's units (the tree's 880 units wide at 1280x720): the sizes that follow from
   // them (node radius, message size) stay what they were
-  const s = 880 / Math.max(aw, ah * 1.5);
+  const s = 880 / Math.max(aw, 1);
   nodes.forEach((n, i) => { n.x = 60 + pts[i][0] * s; n.y = 60 + pts[i][1] * s; });
 }
 
