@@ -83,7 +83,7 @@ PRESENT_NOT_YET: set[str] = set()
 # (ui9: game-locality-chain's rows go a level lower, coterie's X_v rows go to the table beside
 # a flat figure: both measured clean; game-restricted-locality-3's nine pools still need more
 # than the three levels the 277 px allow.)
-MORE_SPACETIME_NOT_YET = {"kout-fig2", "kout-random", "game-restricted-locality-3"}
+MORE_SPACETIME_NOT_YET = {"game-restricted-locality-3"}
 
 
 # The rows the controls bar wraps to: its items in order of their tops, a new row wherever one

@@ -117,6 +117,8 @@ function drawFront(layer, model, ctx) {
  * (a figure 277 px high spent 97 of them on lines it then did not draw).
  */
 function place(model, stage) {
+  current = model;
+  placed = [];
   const nodes = Array.from(model.view.nodes.values());
   for (const n of nodes) if (n.__sx === undefined) { n.__sx = n.x; n.__sy = n.y; }
   const W = stage.svg.clientWidth || 900, H = stage.svg.clientHeight || 450;
@@ -165,6 +167,79 @@ function place(model, stage) {
   nodes.forEach((n, i) => { n.x = 60 + pts[i][0] * s; n.y = 60 + pts[i][1] * s; });
 }
 
+// The model the last place() saw (queueAnchor is given only the node, and looks at the others)
+// and the queue rows placed since (place() runs before each drawing, drawQueues places them all).
+let current = null;
+let placed = [];
+
+/** A queue row's width in user units, as common.js's drawQueues draws it (name, then chips). */
+function rowWidth(q, k) {
+  const items = q.items || [];
+  const label = (item) => String(typeof item === "object" ? (item.label ?? item.id ?? JSON.stringify(item)) : item);
+  let w = String(q.name).length * 7 + 6;
+  for (const it of items.slice(0, 8)) w += Math.max(24, label(it).length * 7 + 8) + 3;
+  if (items.length > 8) w += 24;
+  if (!items.length) w += 14;
+  return w * k;
+}
+
+/** The queues drawn at a node, in drawQueues's order (the empty ones left out when crowded). */
+function rowsAt(model, n) {
+  const crowded = model.view.queues.size > 6;
+  return Array.from(model.view.queues.values()).filter((q) => String(q.node) === String(n.id) && (!crowded || (q.items || []).length));
+}
+
+/**
+ * Where a node's idx-th queue row (its RSet: the tokens it holds) goes: above-right of it, in
+ * the gap between two rows of the tree; if another node's circle, name or lines lie there
+ * (a crowded tree: kout-chaos on a phone, the RSet row of p2 on p1), above-left, then
+ * below-right, below-left, beside it right and left; the first that is clear, else
+ * above-right.
+ */
+function queueAnchor(n, idx, ctx) {
+  const k = ctx.k || 1, r = ctx.r, qf = ctx.qf || 1;
+  const up = n.y - r - (9 + idx * 18) * k;
+  const def = { x: n.x + r * 0.7, y: up, right: true };
+  const model = current;
+  if (!model || model.view.nodes.size > 80) return def;
+  const q = rowsAt(model, n)[idx];
+  if (!q) return def;
+  const w = rowWidth(q, k * qf), h = 17 * k * qf;
+  const lh = (ctx.lh || 14) * k;
+  const own = ctx.dense ? 0 : details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0);
+  const down = n.y + r + (own ? 16 * k + own * lh : 0) + (9 + idx * 18) * k;
+  const boxes = [];   // what the row must not lie on: the other nodes and their lines under them
+  for (const m of model.view.nodes.values()) {
+    if (m === n) continue;
+    boxes.push([m.x - r - 2 * k, m.y - r - 2 * k, m.x + r + 2 * k, m.y + r + 2 * k]);
+    const lines = ctx.dense ? 0 : details(m).length + ((m.badges || []).some((b) => b !== "token") ? 1 : 0);
+    if (lines) {
+      const half = Math.max(0, ...details(m).map((t) => t.length), ...(m.badges || []).map((t) => String(t).length)) * 4.5 * k;
+      boxes.push([m.x - half, m.y + r, m.x + half, m.y + r + 16 * k + lines * lh]);
+    }
+  }
+  // and the counters: left of every node (their margin), or under the tree on a phone
+  const ns = Array.from(model.view.nodes.values());
+  if ((ctx.W || 900) >= 600) boxes.push([-Infinity, -Infinity, Math.min(...ns.map((m) => m.x)) - r, Infinity]);
+  else boxes.push([-Infinity, Math.max(...ns.map((m) => m.y)) + r + 16 * k, Infinity, Infinity]);
+  const clear = (x0, yc) => boxes.every(([a0, b0, a1, b1]) =>
+    x0 + w <= a0 || x0 >= a1 || yc + h / 2 <= b0 || yc - h / 2 - 4 * k >= b1);
+  const options = [
+    [n.x + r * 0.7, up, { x: n.x + r * 0.7, y: up, right: true }],
+    [n.x - r * 0.7 - w, up, { x: n.x - r * 0.7, y: up, right: false }],
+    [n.x + r * 0.7, down, { x: n.x + r * 0.7, y: down, right: true }],
+    [n.x - r * 0.7 - w, down, { x: n.x - r * 0.7, y: down, right: false }],
+    // beside it, level with its centre (a chain of one node a row: p3 under p2 under p1)
+    [n.x + r + 6 * k, n.y, { x: n.x + r + 6 * k, y: n.y, right: true }],
+    [n.x - r - 6 * k - w, n.y, { x: n.x - r - 6 * k, y: n.y, right: false }],
+  ];
+  // (and the rows placed before it in this drawing: kout-fig2's RSet rows of a and d met)
+  for (const [x0, y0, x1, y1] of placed) boxes.push([x0, y0, x1, y1]);
+  const ok = options.find(([x0, yc]) => clear(x0, yc)) || options[0];
+  placed.push([ok[0], ok[1] - h / 2 - 4 * k, ok[0] + w, ok[1] + h / 2]);
+  return ok[2];
+}
+
 export default {
   place,
   details,
@@ -174,6 +249,7 @@ export default {
   get leftBox() { return LEFT_BOX * (present() ? PRESENT : 1) + 10; },
   rowsBelow: true,
   // Above-right of the node, in the gap between rows: beside it, a wide tree's next node in the
-  // same row would sit under the chips.
-  queueAnchor: (n, idx, ctx) => ({ x: n.x + ctx.r * 0.7, y: n.y - ctx.r - (9 + idx * 18) * (ctx.k || 1), right: true }),
+  // same row would sit under the chips. (Elsewhere around it when another node is there:
+  // queueAnchor above.)
+  queueAnchor,
 };
