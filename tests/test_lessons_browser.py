@@ -279,9 +279,20 @@ def test_a_phone_shows_each_chapter_s_figure_above_its_text(page: Any, live_serv
                 bad = page.evaluate(labels)
                 if bad:
                     found[where] = bad[:4]
+                elif where in CHAPTERS_PHONE_NOT_YET:
+                    found[where] = "clean now: take it off CHAPTERS_PHONE_NOT_YET"
             if i == 0 and lesson.id in ("datta-fig5-6-reorganisation", "game-conflict"):
                 shoot(page, screenshots / f"lesson-{lesson.id}-390x844.png", full_page=True)
-    assert found == {}, found
+    assert {w: f for w, f in found.items() if w not in CHAPTERS_PHONE_NOT_YET
+            or isinstance(f, str)} == {}, found
+    assert set(found) >= CHAPTERS_PHONE_NOT_YET, found
+
+
+# Chapters whose phone figure still has labels on one another, measured (ui9's round): the
+# kout-printed-slips chapters at step 605 of kout-random as printed, fifteen processes across
+# 390 px, p8's RSet row on p2. (They were hidden while kout-random was on PHONE_NOT_YET, whose
+# viewer figure is clean since ui9.)
+CHAPTERS_PHONE_NOT_YET = {"kout-printed-slips#pusher-guard", "kout-printed-slips#for-ever"}
 
 
 # The queue table beside a lesson's ring of three resources: its text size in screen px (the

@@ -220,8 +220,16 @@ function queueAnchor(n, idx, ctx) {
   }
   // and the counters: left of every node (their margin), or under the tree on a phone
   const ns = Array.from(model.view.nodes.values());
-  if ((ctx.W || 900) >= 600) boxes.push([-Infinity, -Infinity, Math.min(...ns.map((m) => m.x)) - r, Infinity]);
-  else boxes.push([-Infinity, Math.max(...ns.map((m) => m.y)) + r + 16 * k, Infinity, Infinity]);
+  // (and within the margin the fit keeps right of the nodes: a row out beyond the tree made a
+  // phone's drawing wider and the fit to it smaller, kout-fig2-deadlock's tree half its figure)
+  const phone = (ctx.W || 900) < 600;
+  const right = Math.max(...ns.map((m) => m.x)) + r + (phone ? 0 : 130 * k);
+  boxes.push([right, -Infinity, Infinity, Infinity]);
+  if (!phone) boxes.push([-Infinity, -Infinity, Math.min(...ns.map((m) => m.x)) - r, Infinity]);
+  else {
+    boxes.push([-Infinity, Math.max(...ns.map((m) => m.y)) + r + 16 * k, Infinity, Infinity]);
+    boxes.push([-Infinity, -Infinity, Math.min(...ns.map((m) => m.x)) - r, Infinity]);
+  }
   const clear = (x0, yc) => boxes.every(([a0, b0, a1, b1]) =>
     x0 + w <= a0 || x0 >= a1 || yc + h / 2 <= b0 || yc - h / 2 - 4 * k >= b1);
   const options = [
