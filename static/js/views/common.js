@@ -369,7 +369,7 @@ function fitViewBox(stage, model, ctx, hooks) {
     // (queue rows over a node are larger by qf in present mode: coterie-example4's X_u2 row
     // was cut by the top edge)
     // (a phone's tree puts its counters under it: hooks.leftBox lines of room there instead)
-    const padTop = ctx.r + (30 + (model.view.queues.size ? 30 * ((ctx.qf || 1) - 1) : 0)) * k, padBottom = ctx.r + (22 + (ctx.room || 15) * (lines + 1) + (W < 600 && hooks.leftBox ? 30 : 0)) * k;
+    const padTop = ctx.r + (30 + (model.view.queues.size ? 30 * ((ctx.qf || 1) - 1) : 0)) * k, padBottom = ctx.r + (22 + (ctx.room || 15) * (lines + 1) + (W < 600 && hooks.leftBox ? 30 : 0) + (hooks.boxBelow || 0)) * k;
     const x1 = Math.max(...xs) + padX;
     const y0 = Math.min(...ys) - padTop, y1 = Math.max(...ys) + padBottom;
     const x0 = Math.min(...xs) - padL;

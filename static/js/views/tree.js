@@ -11,8 +11,11 @@ function fmt(v) {
   return v === null || v === undefined ? "⊥" : String(v);
 }
 
-// Present mode, when place() found no room for the detail lines in the figure as it is now.
+// Present mode, when place() found no room for the detail lines in the figure as it is now;
+// and when the counters go under the tree (a narrow figure), UNDER_PX high.
 let bare = false;
+let under = false;
+const UNDER_PX = 3 * 16 * 1.5 + 40;   // three lines of 24 px, and the gap over them
 
 function details(n) {
   if (bare && present()) return [];
@@ -70,14 +73,17 @@ function drawFront(layer, model, ctx) {
     () => el("g", { class: "counters" }),
     (g, rs) => {
       g.replaceChildren();
-      if ((ctx.W || 900) < 600) {
+      if ((ctx.W || 900) < 600 || under) {
         // a phone has no margin left of the tree: the counts go under it, three to a line
+        // (so does a narrow projector's figure in present mode: under, from place())
         // (under the bottom row's detail lines when those are shown: kout-fig3's ran into them;
         // and under the line of badges after them, "1 ResT": kout-fig3-livelock's lesson at step 8)
         const lines = ctx.dense ? 0 : Math.max(0, ...Array.from(model.view.nodes.values()).map((n) =>
           details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0)));
-        g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r},${Math.max(...ys) + ctx.r + (22 + (ctx.lh || 14) * lines) * k})`);
-        for (let i = 0; i < rs.length; i += 3) text(el("text", { y: (i / 3) * 16 * k }, g), rs.slice(i, i + 3).join(" · "));
+        // (present mode's 19.5 px counters rise 6 px higher over their baseline than 13 px ones)
+        g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r},${Math.max(...ys) + ctx.r + (22 + (under ? 8 : 0) + (ctx.lh || 14) * lines) * k})`);
+        const lh = under ? 16 * PRESENT : 16;
+        for (let i = 0; i < rs.length; i += 3) text(el("text", { y: (i / 3) * lh * k }, g), rs.slice(i, i + 3).join(" · "));
         return;
       }
       // in a margin of its own left of every node (common.js fits leftBox px for it), so that
@@ -98,7 +104,10 @@ function drawFront(layer, model, ctx) {
       text(el("text", { class: "counters-title" }, g), "tokens");
       rs.forEach((r, i) => text(el("text", { y: (i + 1) * lh * k }, g), r));
     },
-    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600) + ctx.dense + present() + "," + ctx.top + "," + ctx.H);
+    // (where the nodes are and which have lines under them, too: the box under a narrow tree
+    // stayed where step 1 put it, under a badge that came later: kout-fig1 at 1024x768)
+    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600) + under + ctx.dense + present() + "," + ctx.top + "," + ctx.H
+      + `@${Math.min(...xs)},${Math.max(...ys)},${ctx.r},` + Array.from(model.view.nodes.values()).map((n) => details(n).length + (n.badges || []).length).join(""));
 }
 
 /**
@@ -119,10 +128,15 @@ function drawFront(layer, model, ctx) {
 function place(model, stage) {
   current = model;
   placed = [];
+  under = false;
   const nodes = Array.from(model.view.nodes.values());
   for (const n of nodes) if (n.__sx === undefined) { n.__sx = n.x; n.__sy = n.y; }
   const W = stage.svg.clientWidth || 900, H = stage.svg.clientHeight || 450;
   bare = false;
+  // a figure narrower than 800 px (1024x768 beside the 400 px side panel: 624) has no room
+  // for the counters' 235 px margin: they go under the tree, three to a line, as on a phone
+  // (kout-random's tree was left 207 px of 624)
+  under = present() && W >= 600 && W < 800;
   if (!present() || W < 600 || nodes.length < 2 || nodes.length > 80) {
     for (const n of nodes) { n.x = n.__sx; n.y = n.__sy; }
     return;
@@ -133,7 +147,7 @@ function place(model, stage) {
   const r = 26, chips = 34, lh = 18;
   const lines = Math.max(0, ...nodes.map((n) => details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0)));
   const lineW = Math.max(0, ...nodes.map((n) => Math.max(0, ...details(n).map((t) => t.length)))) * 9;
-  const aw = Math.max(120, W - LEFT_BOX * PRESENT - 10 - 130 - 2 * r);
+  const aw = Math.max(120, W - (under ? 0 : LEFT_BOX * PRESENT + 10) - 130 - 2 * r);
   const span = (vs) => Math.max(...vs) - Math.min(...vs);
   const layout = (side, ah) => {
     const us = nodes.map((n) => (side ? n.__sy : n.__sx)), vs = nodes.map((n) => (side ? n.__sx : n.__sy));
@@ -155,7 +169,7 @@ function place(model, stage) {
     || Math.abs(x2 - x) >= Math.max(lineW, 2 * r + 8) || y2 < y - 2 * r || y2 - y >= 2 * r + 16 + lines * lh + chips));
   let pts = null;
   for (const withLines of lines ? [true, false] : [false]) {
-    const ah = Math.max(60, H - 48 - (withLines ? 22 + 15 * (lines + 1) : 37) - 2 * r);
+    const ah = Math.max(60, H - 48 - (withLines ? 22 + 15 * (lines + 1) : 37) - 2 * r - (under ? UNDER_PX : 0));
     const top = layout(false, ah), side = layout(true, ah);
     pts = near(side) > 1.3 * near(top) ? side : top;
     if (!withLines || linesFit(pts)) break;
@@ -254,7 +268,9 @@ export default {
   drawBack,
   drawFront,
   edgeDirected: (e) => e.directed === true,
-  get leftBox() { return LEFT_BOX * (present() ? PRESENT : 1) + 10; },
+  get leftBox() { return under ? 0 : LEFT_BOX * (present() ? PRESENT : 1) + 10; },
+  // (the counters' lines under the tree, when they are there: common.js's fit keeps their room)
+  get boxBelow() { return under ? UNDER_PX : 0; },
   rowsBelow: true,
   // Above-right of the node, in the gap between rows: beside it, a wide tree's next node in the
   // same row would sit under the chips. (Elsewhere around it when another node is there:
