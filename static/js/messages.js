@@ -249,6 +249,12 @@ function declutter(layer) {
     .filter((t) => !layer.contains(t) && t.textContent.trim())
     .map((t) => t.getBoundingClientRect()).filter((r) => r.width > 0);
   const kept = [];
+  // nor past the figure's edge: a ring fitted to a narrow figure's height (present mode at
+  // 1024x768) left no room beside it for "NewRequest(C1, 2, R1)", and the other side of its
+  // link or the short label had it
+  const view = svg.getBoundingClientRect();
+  const inside = (r) => !view.width || (r.left >= view.left - 1 && r.right <= view.right + 1
+    && r.top >= view.top - 1 && r.bottom <= view.bottom + 1);
   const vb = svg.viewBox && svg.viewBox.baseVal;
   const px = vb && vb.width && svg.clientWidth ? Math.max(vb.width / svg.clientWidth, vb.height / svg.clientHeight) : 1;   // user units per pixel
   // a label must not hide another message's shape either, nor lie on a node's body
@@ -295,7 +301,7 @@ function declutter(layer) {
       lab.setAttribute("x", x); lab.setAttribute("y", y); lab.setAttribute("text-anchor", anchor);
       lab.textContent = txt;
       const r = lab.getBoundingClientRect();
-      if (!fixed.some((f) => overlaps(f, r)) && !kept.some((k) => overlaps(k, r))
+      if (inside(r) && !fixed.some((f) => overlaps(f, r)) && !kept.some((k) => overlaps(k, r))
           && !shapes.some(([h, b]) => h !== g && overlaps(b, r))) { kept.push(r); ok = true; break; }
     }
     if (!ok) {
