@@ -98,7 +98,7 @@ function levels(model, ctx, most = MAX_LEVELS) {
     // (no level left: the one whose row ends first; a figure this short for its pools is
     // measured in tests/test_browser_present.py, not made taller without end: each level
     // made the zoom smaller, which widened every row again, until the figure was a stamp)
-    if (l < 0) l = ends.indexOf(Math.min(...ends));
+    if (l < 0) { l = ends.indexOf(Math.min(...ends)); out.short = true; }
     ends[l] = start + rowWidth(model, p, ctx) + gap;
     out.set(p.id, l);
   }
@@ -129,7 +129,9 @@ function extent(n, ctx, model) {
     const room = ctx.slack == null ? 0 : ctx.slack + (ctx.H || 0) / 3;
     const most = Math.min(MAX_LEVELS, 1 + Math.floor(room / (ROW * (ctx.qf || 1))));
     // (only the fit's rounds, which pass slack, decide them: drawBack's boxes read them)
-    const lv = ctx.slack === undefined && fitted ? fitted : levels(model, ctx, most);
+    let lv = ctx.slack === undefined && fitted ? fitted : levels(model, ctx, most);
+    // levels that do not part the rows all the same would only make the figure smaller: none
+    if (ctx.slack !== undefined && lv.short) lv = levels(model, ctx, 1);
     if (ctx.slack !== undefined) fitted = lv;
     const level = lv.get(n.id) || 0;
     return [n.x - Math.max(r, orders), n.y - r * 0.8, n.x + Math.max(units, orders, -r + Math.max(q, Math.min(m, 8) * chip + (m > 8 ? 24 * k : 0))),
@@ -180,9 +182,15 @@ function place(model, stage) {
     // flatter figure (present mode with the space-time strip: 880 x 277) spreads them wider,
     // so that the queue rows under the pools are not squeezed into the middle third of it
     // (in present mode only, whose queue rows are 1.6 times larger: in normal mode a wider
-    // layout moved game-lost-winning's Info messages onto each other, where the rows fit)
-    const flat = (stage.svg.clientWidth || 900) / (stage.svg.clientHeight || 516) / (880 / 516);
-    const sx = document.body.classList.contains("present") && flat > 1.4 ? Math.min(2.5, flat) : 1;
+    // layout moved game-lost-winning's Info messages onto each other, where the rows fit).
+    // As much wider as the figure is flatter than what is drawn: the nodes' span with the
+    // tasks' lines over them and the queue rows under the pools, in the server's units (about
+    // a pixel each at 1280x720); spread wider than that, the figure was fitted to its width
+    // and drawn a third of its size (game-restricted-locality-3 with the space-time strip)
+    const xs = nodes.map((n) => n.__sx), ys = nodes.map((n) => n.__sy);
+    const drawn = (Math.max(...xs) - Math.min(...xs) + 200) / (Math.max(...ys) - Math.min(...ys) + 80 + 101 + 60);
+    const flat = (stage.svg.clientWidth || 900) / (stage.svg.clientHeight || 516) / drawn;
+    const sx = document.body.classList.contains("present") && flat > 1.1 ? Math.min(2.5, flat) : 1;
     for (const n of nodes) { n.x = 500 + (n.__sx - 500) * sx; n.y = n.__sy; }
     return;
   }
