@@ -555,8 +555,8 @@ def test_events_and_keys_in_one_pass_equal_the_two_calls(sid, variant):
         events, pres = ts.events_and_keys(st, nums, cnums, encode)
         assert events == ts.events_at(st, nums, cnums)
         assert pres == ts.successor_keys(st, nums, cnums, events, encode)
-        keyed += sum(key is not None for key, _, _ in pres)
-        for ev, (_key, _ident, pre) in zip(events, pres, strict=True):
+        keyed += sum(pre[0] is not None for pre in pres)
+        for ev, pre in zip(events, pres, strict=True):
             out = ts.step_fast(st, nums, cnums, unf, ev, pre)
             if out.state.key() not in seen:
                 seen.add(out.state.key())

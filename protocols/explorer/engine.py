@@ -439,6 +439,16 @@ class Search:
             res = self.cache[ev.id] = self.successor(st, st_key, ev)
         return res
 
+    def _code(self, ev: Event) -> int:
+        """``ev``'s edge code without the critical-section bit: its fairness label's number
+        (numbered when first met) * 4, + 2 if weak fairness demands it."""
+        labels = self.graph.labels
+        lab = label(ev)
+        n = labels.get(lab)
+        if n is None:
+            n = labels[lab] = len(labels)
+        return n * 4 + (2 if ev.progress and ev.kind != FAULT else 0)
+
     def _report(self, frontier: int) -> None:
         if self.options.progress is not None:
             self.options.progress({"states": len(self.graph.parent),
@@ -482,11 +492,11 @@ class Search:
             reps: deque[Any] = deque([(root, nums, cnums, root_key)])
         else:
             reps = deque([(root, None, None, root_key)])
-        ident_no: dict[Any, int] = {}
+        # an event's identity (``Outcome.ident``) -> its edge code without the CS bit
+        code_of: dict[Any, int] = {}
         queue: deque[int] = deque([0])
         take, take_rep = (queue.popleft, reps.popleft) if o.order == "bfs" else \
             (queue.pop, reps.pop)
-        labels = g.labels
         next_report = self.progress_every
         next_poll = 4 * self.progress_every
         keep = self.keep_edges
@@ -548,22 +558,19 @@ class Search:
                 known = pre = None
                 if pres is not None and res is None:
                     # a replayed local step to a state already stored: its key is all we need
-                    known, ident, pre = pres[k_ev]
+                    pre = pres[k_ev]
+                    known = pre[0]
                     if known is not None:
                         j = seen.get(known)
                         if j is not None and (j or not root_bad):
                             g.transitions += 1
                             if keep:
-                                n = ident_no.get(ident)
-                                if n is None:
-                                    lab = label(ev)
-                                    n = labels.get(lab)
-                                    if n is None:
-                                        n = labels[lab] = len(labels)
-                                    ident_no[ident] = n
+                                ident = pre[3][0]       # the memo key's identity
+                                code = code_of.get(ident)
+                                if code is None:
+                                    code = code_of[ident] = self._code(ev)
                                 succ.append(j)
-                                codes.append(n * 4 + (2 if ev.progress and ev.kind != FAULT
-                                                      else 0))   # is_fair_demand, inline
+                                codes.append(code)
                             continue
                 if quick:
                     # ``successor``'s fast path, inline (once per transition not already
@@ -608,17 +615,13 @@ class Search:
                         self.audit(out.state, lambda j=j: g.path(j))
                 if keep:
                     ident = out.ident
-                    n = ident_no.get(ident) if ident is not None else None
-                    if n is None:
-                        lab = label(ev)
-                        n = labels.get(lab)
-                        if n is None:
-                            n = labels[lab] = len(labels)
+                    code = code_of.get(ident) if ident is not None else None
+                    if code is None:
+                        code = self._code(ev)
                         if ident is not None:
-                            ident_no[ident] = n
+                            code_of[ident] = code
                     succ.append(j)
-                    codes.append(n * 4 + (2 if ev.progress and ev.kind != FAULT else 0)
-                                 + out.entered_cs)
+                    codes.append(code + out.entered_cs)
             if keep:
                 flat = g_succ.flat
                 n = len(flat)

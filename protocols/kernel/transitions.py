@@ -438,8 +438,8 @@ class Transitions:
         self._probed: dict[tuple[Any, int], Any] = {}
         self._index = sim.index
         self._effects: dict[tuple, tuple] = {}
-        # (state, event, where, ident, memo key, effect) of the last ``successor_key``
-        self._last: tuple = (None, None)
+        # (state, event, its ``successor_keys`` answer) of the last ``successor_key``
+        self._last: tuple = (None, None, None)
         # (message number, content number) -> its delivery event, whose ``msg`` is also the
         # Message the fast path puts in the states it builds (one table for both)
         self._dev: dict[tuple[int, int], Event] = {}
@@ -482,7 +482,7 @@ class Transitions:
         recorded again if stepping goes on)."""
         if self.memo:
             self._effects.clear()
-            self._last = (None, None)
+            self._last = (None, None, None)
             self._dev.clear()
             self._dev_ids.clear()
 
@@ -679,20 +679,20 @@ class Transitions:
         ``(key, ident)``, with ``encode(nums, cnums, crashed, cs, waiting)`` the search's key
         function; None otherwise. Most successors of a search are states already stored: for
         those, this is all the search needs (no ``Outcome``, no ``State``)."""
-        key, ident, pre = self.successor_keys(st, nums, cnums, [ev], encode)[0]
+        pre = self.successor_keys(st, nums, cnums, [ev], encode)[0]
         # ``step_fast`` of the same state and event (the search's next call when this
         # successor is new) starts from what was worked out here
-        self._last = pre
-        return None if key is None else (key, ident)
+        self._last = (st, ev, pre)
+        return None if pre[0] is None else (pre[0], pre[3][0])
 
     def events_and_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
-                        encode: Any) -> tuple[list[Event], list[tuple[Any, Any, tuple]]]:
+                        encode: Any) -> tuple[list[Event], list[tuple]]:
         """``events_at`` and ``successor_keys`` of those events in one pass: where each event
         acts (process index, message position, identity) is known while the events are
         listed, instead of being looked up again per event. Hot: once per expanded state of
         a search with an exact key."""
         evs: list[Event] = []
-        todo = []           # (event, process index, message position, identity)
+        todo = []           # (process index, message position, identity)
         msgs = st.messages
         if msgs:
             dev = self._dev
@@ -709,22 +709,23 @@ class Transitions:
                 if e is None:
                     e = dev[(m[0], cn)] = self._delivery(m, cn)
                 evs.append(e)
-                todo.append((e, dst_of[cn], pos, cn))
+                todo.append((dst_of[cn], pos, cn))
         acts_of = self._acts_of
         for i, n in enumerate(nums):
             a = acts_of[i].get(n)
             if a:
                 evs.extend(a)
                 for e in a:
-                    todo.append((e, i, -1, e.id))
+                    todo.append((i, -1, e.id))
         return evs, self._keys(st, nums, cnums, todo, encode)
 
     def successor_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
-                       evs: list[Event], encode: Any) -> list[tuple[Any, Any, tuple]]:
+                       evs: list[Event], encode: Any) -> list[tuple]:
         """``successor_key`` of each of ``evs`` (events of ``st``) in one call, with where each
-        acts found once per state instead of once per event: per event ``(key, ident, pre)``,
-        ``key`` None where ``successor_key`` says None, and ``pre`` what ``step_fast`` may
-        start from (its ``pre`` argument)."""
+        acts found once per state instead of once per event: per event one flat tuple
+        ``(key, process index, message position or -1, memo key, effect)``, ``key`` None
+        where ``successor_key`` says None; the memo key's first item is the event's
+        identity. It is also what ``step_fast`` may start from (its ``pre`` argument)."""
         index = self._index
         pos_of = {m[0]: k for k, m in enumerate(st.messages)} if st.messages else None
         todo = []
@@ -732,54 +733,58 @@ class Transitions:
             m = ev.msg
             if m is not None:
                 pos = pos_of[m[0]]
-                todo.append((ev, index[m[2]], pos, cnums[pos]))
+                todo.append((index[m[2]], pos, cnums[pos]))
             else:
-                todo.append((ev, index[ev.pid], -1, ev.id))
+                todo.append((index[ev.pid], -1, ev.id))
         return self._keys(st, nums, cnums, todo, encode)
 
     def _keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...], todo: list,
-              encode: Any) -> list[tuple[Any, Any, tuple]]:
-        """``successor_keys`` of the events of ``todo``: (event, its process's index, the
-        position of the message it delivers or -1, its identity)."""
+              encode: Any) -> list[tuple]:
+        """``successor_keys`` of the events of ``todo``: (its process's index, the position
+        of the message it delivers or -1, its identity). Hot: once per transition of a
+        search; one tuple per event is all it builds besides the memo key and the key."""
         effects = self._effects
         pids = self.pids
         cs, waiting, crashed = st.cs, st.waiting, st.crashed
         csd = dict(cs) if cs else None
         wset = frozenset([x[0] for x in waiting]) if waiting else None
         res = []
-        for ev, i, pos, ident in todo:
-            pid = pids[i]
-            csv = csd.get(pid) if csd is not None else None
-            w = pid in wset if wset is not None else False
-            mk = (ident, nums[i], w, csv)
+        for i, pos, ident in todo:
+            if csd is None and wset is None:
+                mk = (ident, nums[i], False, None)
+            else:
+                pid = pids[i]
+                mk = (ident, nums[i], wset is not None and pid in wset,
+                      csd.get(pid) if csd is not None else None)
             eff = effects.get(mk)
-            pre = (st, ev, (i, pos, pid, w, csv), ident, mk, eff)
-            if eff is None:
-                res.append((None, ident, pre))
-                continue
-            _s, nnum, scnums, csafter, wafter, entered, _u, probes = eff
-            if entered or (probes is not None and not self._probes_hold(probes, nums)):
-                res.append((None, ident, pre))
+            if eff is None or eff[5] or (eff[7] is not None and
+                                         not self._probes_hold(eff[7], nums)):
+                res.append((None, i, pos, mk, eff))     # unknown, enters a CS, or probes fail
                 continue
             c = cnums
             if pos >= 0:
                 c = c[:pos] + c[pos + 1:]
+            scnums = eff[2]
             if scnums:
                 c = c + scnums
             cs2, waiting2 = cs, waiting
-            if csafter != csv:
+            csafter = eff[3]
+            if csafter != mk[3]:
+                pid = pids[i]
                 rest = [x for x in cs if x[0] != pid]
                 if csafter is not None:
                     rest.append((pid, csafter))
                     rest.sort()
                 cs2 = tuple(rest)
-            if wafter != w:     # the key reads who waits, not since when
+            wafter = eff[4]
+            if wafter != mk[2]:     # the key reads who waits, not since when
+                pid = pids[i]
                 if wafter:
                     waiting2 = tuple(sorted(waiting + ((pid, 1, 0),)))
                 else:
                     waiting2 = tuple([x for x in waiting if x[0] != pid])
-            res.append((encode(nums[:i] + (nnum,) + nums[i + 1:], c, crashed, cs2, waiting2),
-                        ident, pre))
+            res.append((encode(nums[:i] + (eff[1],) + nums[i + 1:], c, crashed, cs2, waiting2),
+                        i, pos, mk, eff))
         return res
 
     def step_fast(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
@@ -789,9 +794,14 @@ class Transitions:
         ``violations`` may be None (``judge`` fills them in when they are needed). ``pre``:
         ``successor_keys``' answer for this state and event."""
         msgs = st.messages
-        last = self._last if pre is None else pre
-        if last[0] is st and last[1] is ev:
-            _st, _ev, (i, pos, pid, w, csv), ident, mk, eff = last
+        if pre is None:
+            last = self._last
+            if last[0] is st and last[1] is ev:
+                pre = last[2]
+        if pre is not None:
+            _k, i, pos, mk, eff = pre
+            ident, _n, w, csv = mk
+            pid = self.pids[i]
             if eff is None:     # recorded since (an equal event of the same state)
                 eff = self._effects.get(mk)
         else:
