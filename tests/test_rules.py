@@ -306,3 +306,28 @@ def test_a_core_on_fast_paths_steps_like_the_simulator(monkeypatch) -> None:
         assert core.state() == sim.state()
         most = max(most, *(s.n for s in core.procs))
     assert most > 2                                 # the new LIMIT was honoured
+
+
+def test_guard_source_is_read_from_its_file_without_linecache(tmp_path, monkeypatch) -> None:
+    """A first ``build`` inlines a few guards, and reading their files through ``linecache``
+    (decoding every line) was a third of its time: the guard's file is read as bytes once
+    (``rules._source_lines``), and the inlined text is the same."""
+    import importlib.util
+    import linecache
+
+    from protocols.kernel import rules
+
+    path = tmp_path / "guards_bytes.py"
+    path.write_text("# é: a non-ASCII comment before the guard\n"
+                    "guard = lambda state: state.phase == 'idle' and state.n != 'ü'\n",
+                    encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("guards_bytes", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setattr(rules, "_INLINED", {})
+
+    def refused(*_a: Any, **_k: Any) -> list[str]:
+        raise AssertionError("read through linecache")
+
+    monkeypatch.setattr(linecache, "getlines", refused)
+    assert rules._inline_guard(mod.guard, ("s",)) == "(s.phase == 'idle' and s.n != 'ü')"

@@ -262,15 +262,38 @@ def _body_text(code: Any) -> str | None:
         return None
     first, col = min((p[0], p[2]) for p in spans)
     last, end = max((p[1], p[3]) for p in spans)
-    lines = linecache.getlines(code.co_filename)
+    lines = _source_lines(code.co_filename)
     if not first >= 1 or last > len(lines):
         return None
-    text = [line.encode() for line in lines[first - 1:last]]
+    text = lines[first - 1:last]
     whole = b"".join(text)
     try:
         return whole[col:sum(map(len, text[:-1])) + end].decode()
     except UnicodeDecodeError:
         return None
+
+
+_LINES: dict[str, list[bytes]] = {}     # file name -> its lines as bytes (``_source_lines``)
+
+
+def _source_lines(filename: str) -> list[bytes]:
+    """The lines of a guard's source file as bytes (the columns of ``co_positions`` are
+    UTF-8 byte offsets), read once per file: the file's bytes split at line ends, which is
+    a fraction of ``linecache``'s decoding read (that was a third of a first ``build``);
+    ``linecache`` where the file cannot be read (source given to it by other means). A
+    stale or odd text only costs the inlining: ``_inline_lambda`` compiles what it cut and
+    keeps it only if it is the very code of the guard."""
+    lines = _LINES.get(filename)
+    if lines is None:
+        try:
+            with open(filename, "rb") as f:
+                lines = f.read().splitlines(keepends=True)
+        except (OSError, ValueError):
+            lines = [line.encode() for line in linecache.getlines(filename)]
+        if len(_LINES) >= 256:
+            _LINES.clear()
+        _LINES[filename] = lines
+    return lines
 
 
 def _inline_lambda(code: Any, names: Sequence[str]) -> str | None:
