@@ -509,6 +509,12 @@ class Search:
         encode = owner.encode_parts if quick else None
         listed = quick and o.events is None     # no filter: ``events_and_keys`` lists them
         key_of, judging, root_bad = self.key_of, o.violations, self.root_bad
+        # the options read per state or per transition, as locals
+        filtering, can_finish, final, expansion = o.events, o.can_finish, o.final, \
+            self.expansion
+        deadlocks, goal_of, audit, max_states = o.deadlocks, o.goal, self.audit, \
+            self.max_states
+        unfinished_at = g.waiting       # per node: who has not finished (``Interned``)
         # The frontier keeps its first ``UNPACKED`` fast-path states as they are and packs the
         # rest as bytes (``Transitions.pack``): a narrow search (the two-client ring, Fig. 3)
         # then never packs and unpacks, a wide one still stores its frontier compactly.
@@ -523,42 +529,43 @@ class Search:
                 st, nums, cnums, st_key = rep
             pres = None
             if fast:
-                unf = g.waiting[i]
+                unf = unfinished_at.values[unfinished_at.items[i]]     # ``g.waiting[i]``
                 self._node = (nums, cnums, unf)
                 if listed:      # the events and their successor keys in one pass
                     events, pres = ts.events_and_keys(st, nums, cnums, encode)
                 else:
                     events = ts.events_at(st, nums, cnums)
-                if o.events is not None or o.can_finish or (not events and o.final):
+                if filtering is not None or can_finish or (not events and final):
                     ts.load_nums(st, nums)
             else:
                 ts.load(st, nums)
                 events = list(ts.enabled())
-            if o.events is not None:
+            if filtering is not None:
                 view = ts.view
-                events = [e for e in events if o.events(view, e)]
-            if o.can_finish and ts.protocol.served_all(ts.view) and not ts.view.cs:
+                events = [e for e in events if filtering(view, e)]
+            if can_finish and ts.protocol.served_all(ts.view) and not ts.view.cs:
                 self.done.append(i)
-            if not events and o.final is not None:
-                text = o.final(ts.view)
+            if not events and final is not None:
+                text = final(ts.view)
                 if text:
                     self.finals += 1
                     if s := self._found("final", text, i, g.path(i)):
                         return s
-            self.cache = {}
-            if self.expansion is not None and events:
-                events = self.expansion.expand(self, i, st, st_key, events)
+            # successors a reduction worked out while choosing the events (``trial``)
+            self.cache = cache = {}
+            if expansion is not None and events:
+                events = expansion.expand(self, i, st, st_key, events)
             succ: list[int] = []
             codes: list[int] = []
             # (quick) every event's successor key, where a replayed local step gives it
             if quick and pres is None:
                 pres = ts.successor_keys(st, nums, cnums, events, encode)
             for k_ev, ev in enumerate(events):
-                res = self.cache.pop(ev.id, None) if self.cache else None
+                res = cache.pop(ev.id, None) if cache else None
                 known = pre = None
                 if pres is not None and res is None:
-                    # a replayed local step to a state already stored: its key is all we need
                     pre = pres[k_ev]
+                    # a replayed local step to a state already stored: its key is all we need
                     known = pre[0]
                     if known is not None:
                         j = seen.get(known)
@@ -584,9 +591,9 @@ class Search:
                             j == 0 and root_bad)):
                         ts.judge(out)
                     new = j is None and not (judging and out.violations)
-                    stuck = new and o.deadlocks and ts.stuck_of(out)
-                    goal = o.goal(ts.view_of(out.state, out.nums)) \
-                        if new and o.goal is not None else None
+                    stuck = new and deadlocks and ts.stuck_of(out)
+                    goal = goal_of(ts.view_of(out.state, out.nums)) \
+                        if new and goal_of is not None else None
                 else:
                     out, k, j, stuck, goal = res or self.successor(st, st_key, ev, known, pre)
                     if j is None:      # judged before this expansion added states: look again
@@ -596,7 +603,7 @@ class Search:
                     if s := self._found("violation", text, -1, g.path(i) + [ev.id]):
                         return s
                 if j is None:
-                    if len(g.parent) >= self.max_states:
+                    if len(g.parent) >= max_states:
                         return Stop("limit")
                     j = self._add(k, i, ev.id, out.unfinished)
                     if stuck and (s := self._found("deadlock", "", j, g.path(j))):
@@ -611,8 +618,8 @@ class Search:
                     else:
                         reps.append(ts.pack(out))
                     queue.append(j)
-                    if self.audit is not None:
-                        self.audit(out.state, lambda j=j: g.path(j))
+                    if audit is not None:
+                        audit(out.state, lambda j=j: g.path(j))
                 if keep:
                     ident = out.ident
                     code = code_of.get(ident) if ident is not None else None
