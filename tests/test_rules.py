@@ -331,3 +331,29 @@ def test_guard_source_is_read_from_its_file_without_linecache(tmp_path, monkeypa
 
     monkeypatch.setattr(linecache, "getlines", refused)
     assert rules._inline_guard(mod.guard, ("s",)) == "(s.phase == 'idle' and s.n != 'ü')"
+
+
+def test_a_plan_compiles_its_offer_only_once_hot(monkeypatch) -> None:
+    """Compiling a plan's ``offer`` (its guards' sources read, checked and compiled in place)
+    cost most of a first ``build`` of the datta ring, whose explorer then asks each plan a few
+    dozen times: a plan answers through ``_offer_each`` until ``HOT_OFFER`` calls, then
+    compiles, with the same answers before and after."""
+    from protocols.kernel import rules
+    from protocols.runner import build
+    from protocols.scenario import gallery
+
+    compiled = []
+    real = rules._compile_offer
+    monkeypatch.setattr(rules, "_compile_offer", lambda acts: compiled.append(acts) or real(acts))
+    sim = build(gallery()["datta-fig1"], "naive")
+    proto, cfg = sim.protocol, sim.config
+    pid = sim.pids[0]
+    state = sim.proc(pid)
+    first = proto.actions(cfg, pid, state)
+    assert compiled == []                   # built and asked: not compiled
+    for _ in range(rules.HOT_OFFER + 1):
+        assert proto.actions(cfg, pid, state) == first
+    assert len(compiled) == 1               # hot: compiled once, in place
+    for _ in range(3):
+        assert proto.actions(cfg, pid, state) == first
+    assert len(compiled) == 1
