@@ -506,7 +506,7 @@ class Search:
         # Successors already stored are recognised from numbers alone (``successor_key``)
         # where the key is exact and every event is expanded.
         quick = fast and self.exact and self.expansion is None
-        encode = owner.encode_parts if quick else None
+        keyer = owner if quick else None        # successor keys from numbers (``Keyer``)
         listed = quick and o.events is None     # no filter: ``events_and_keys`` lists them
         key_of, judging, root_bad = self.key_of, o.violations, self.root_bad
         # the options read per state or per transition, as locals
@@ -532,7 +532,7 @@ class Search:
                 unf = unfinished_at.values[unfinished_at.items[i]]     # ``g.waiting[i]``
                 self._node = (nums, cnums, unf)
                 if listed:      # the events and their successor keys in one pass
-                    events, pres = ts.events_and_keys(st, nums, cnums, encode)
+                    events, pres = ts.events_and_keys(st, nums, cnums, keyer)
                 else:
                     events = ts.events_at(st, nums, cnums)
                 if filtering is not None or can_finish or (not events and final):
@@ -559,7 +559,7 @@ class Search:
             codes: list[int] = []
             # (quick) every event's successor key, where a replayed local step gives it
             if quick and pres is None:
-                pres = ts.successor_keys(st, nums, cnums, events, encode)
+                pres = ts.successor_keys(st, nums, cnums, events, keyer)
             for k_ev, ev in enumerate(events):
                 res = cache.pop(ev.id, None) if cache else None
                 known = pre = None

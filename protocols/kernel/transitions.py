@@ -673,20 +673,20 @@ class Transitions:
         return i, pos, pid, w, csv
 
     def successor_key(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
-                      ev: Event, encode: Any) -> tuple[Any, Any] | None:
+                      ev: Event, keyer: Any) -> tuple[Any, Any] | None:
         """The key of ``step_fast(st, ..., ev)``'s successor, worked out from numbers alone
         when ``ev`` replays a recorded local effect that enters no critical section, as
-        ``(key, ident)``, with ``encode(nums, cnums, crashed, cs, waiting)`` the search's key
-        function; None otherwise. Most successors of a search are states already stored: for
+        ``(key, ident)``, with ``keyer`` the search's ``explorer.keys.Keyer`` (its
+        ``step_key``, ``extra_number`` and ``extra_after``); None otherwise. Most successors of a search are states already stored: for
         those, this is all the search needs (no ``Outcome``, no ``State``)."""
-        pre = self.successor_keys(st, nums, cnums, [ev], encode)[0]
+        pre = self.successor_keys(st, nums, cnums, [ev], keyer)[0]
         # ``step_fast`` of the same state and event (the search's next call when this
         # successor is new) starts from what was worked out here
         self._last = (st, ev, pre)
         return None if pre[0] is None else (pre[0], pre[3][0])
 
     def events_and_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
-                        encode: Any) -> tuple[list[Event], list[tuple]]:
+                        keyer: Any) -> tuple[list[Event], list[tuple]]:
         """``events_at`` and ``successor_keys`` of those events in one pass: where each event
         acts (process index, message position, identity) is known while the events are
         listed, instead of being looked up again per event. Hot: once per expanded state of
@@ -717,10 +717,10 @@ class Transitions:
                 evs.extend(a)
                 for e in a:
                     todo.append((i, -1, e.id))
-        return evs, self._keys(st, nums, cnums, todo, encode)
+        return evs, self._keys(st, nums, cnums, todo, keyer)
 
     def successor_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
-                       evs: list[Event], encode: Any) -> list[tuple]:
+                       evs: list[Event], keyer: Any) -> list[tuple]:
         """``successor_key`` of each of ``evs`` (events of ``st``) in one call, with where each
         acts found once per state instead of once per event: per event one flat tuple
         ``(key, process index, message position or -1, memo key, effect)``, ``key`` None
@@ -736,26 +736,31 @@ class Transitions:
                 todo.append((index[m[2]], pos, cnums[pos]))
             else:
                 todo.append((index[ev.pid], -1, ev.id))
-        return self._keys(st, nums, cnums, todo, encode)
+        return self._keys(st, nums, cnums, todo, keyer)
 
     def _keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...], todo: list,
-              encode: Any) -> list[tuple]:
+              keyer: Any) -> list[tuple]:
         """``successor_keys`` of the events of ``todo``: (its process's index, the position
         of the message it delivers or -1, its identity). Hot: once per transition of a
-        search; one tuple per event is all it builds besides the memo key and the key."""
+        search; one tuple per event is all it builds besides the memo key and the key, which
+        the keyer makes from numbers (``step_key``; who is in a critical section and who
+        waits by number too, ``extra_after``)."""
         effects = self._effects
         pids = self.pids
-        cs, waiting, crashed = st.cs, st.waiting, st.crashed
+        cs, waiting = st.cs, st.waiting
+        extra = keyer.extra_number(st.crashed, cs, waiting)
+        step_key, extra_after = keyer.step_key, keyer.extra_after
         csd = dict(cs) if cs else None
         wset = frozenset([x[0] for x in waiting]) if waiting else None
         res = []
         for i, pos, ident in todo:
             if csd is None and wset is None:
-                mk = (ident, nums[i], False, None)
+                w, csv = False, None
             else:
                 pid = pids[i]
-                mk = (ident, nums[i], wset is not None and pid in wset,
-                      csd.get(pid) if csd is not None else None)
+                w = wset is not None and pid in wset
+                csv = csd.get(pid) if csd is not None else None
+            mk = (ident, nums[i], w, csv)
             eff = effects.get(mk)
             if eff is None or eff[5] or (eff[7] is not None and
                                          not self._probes_hold(eff[7], nums)):
@@ -767,24 +772,9 @@ class Transitions:
             scnums = eff[2]
             if scnums:
                 c = c + scnums
-            cs2, waiting2 = cs, waiting
-            csafter = eff[3]
-            if csafter != mk[3]:
-                pid = pids[i]
-                rest = [x for x in cs if x[0] != pid]
-                if csafter is not None:
-                    rest.append((pid, csafter))
-                    rest.sort()
-                cs2 = tuple(rest)
-            wafter = eff[4]
-            if wafter != mk[2]:     # the key reads who waits, not since when
-                pid = pids[i]
-                if wafter:
-                    waiting2 = tuple(sorted(waiting + ((pid, 1, 0),)))
-                else:
-                    waiting2 = tuple([x for x in waiting if x[0] != pid])
-            res.append((encode(nums[:i] + (eff[1],) + nums[i + 1:], c, crashed, cs2, waiting2),
-                        i, pos, mk, eff))
+            e = extra if eff[3] == csv and eff[4] == w else \
+                extra_after(extra, pids[i], eff[3], eff[4])     # the key reads who waits
+            res.append((step_key(nums, i, eff[1], c, e), i, pos, mk, eff))
         return res
 
     def step_fast(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
