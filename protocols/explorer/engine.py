@@ -384,12 +384,18 @@ class Search:
             g.depth.append(d)
         # ``Interned.append`` of ``via`` and ``waiting``, inline where the value is known
         # (once per stored state; a new value or a number too wide takes the method)
-        for seq, value in ((g.via, via), (g.waiting, waiting)):
-            n = seq.number.get(value)
-            if n is not None and n < 0x100:
-                seq.items.append(n)
-            else:
-                seq.append(value)
+        seq = g.via
+        n = seq.number.get(via)
+        if n is not None and n < 0x100:
+            seq.items.append(n)
+        else:
+            seq.append(via)
+        seq = g.waiting
+        n = seq.number.get(waiting)
+        if n is not None and n < 0x100:
+            seq.items.append(n)
+        else:
+            seq.append(waiting)
         if d > self.max_depth:
             self.max_depth = d
         return i

@@ -588,8 +588,13 @@ class Transitions:
             flags = bytes(map(getitem, self._hasprog, nums))
         except IndexError:
             flags = b"\0"
-        if 0 in flags:
-            flags = bytes([self._has_progress(i, n) for i, n in enumerate(nums)])
+        if 0 in flags:      # some state not asked yet: work out only those
+            hp = self._has_progress
+            if len(flags) == len(nums):     # (not after the IndexError above)
+                both = zip(flags, nums)  # noqa: B905 - equal lengths; strict= costs here
+                flags = bytes([f or hp(i, n) for i, (f, n) in enumerate(both)])
+            else:
+                flags = bytes([hp(i, n) for i, n in enumerate(nums)])
         if 2 in flags:
             return False
         prog = self._prog
