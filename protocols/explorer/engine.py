@@ -536,7 +536,8 @@ class Search:
             pres = None
             if fast:
                 unf = unfinished_at.values[unfinished_at.items[i]]     # ``g.waiting[i]``
-                self._node = (nums, cnums, unf)
+                if not quick:       # for ``successor`` (the quick path steps inline)
+                    self._node = (nums, cnums, unf)
                 if listed:      # the events and their successor keys in one pass
                     events, pres = ts.events_and_keys(st, nums, cnums, keyer)
                 else:

@@ -437,6 +437,9 @@ class Transitions:
         # (probe, process state number) -> the probe's answer (``_probes_hold``)
         self._probed: dict[tuple[Any, int], Any] = {}
         self._index = sim.index
+        # memo key (identity, process state number, waits, cs value) -> the effect: (new
+        # state, its number, content numbers sent, cs value after, waits after, entered a CS,
+        # unfinished after, probes or None, whether the cs value and waiting are unchanged)
         self._effects: dict[tuple, tuple] = {}
         # (state, event, its ``successor_keys`` answer) of the last ``successor_key``
         self._last: tuple = (None, None, None)
@@ -777,7 +780,7 @@ class Transitions:
             scnums = eff[2]
             if scnums:
                 c = c + scnums
-            e = extra if eff[3] == csv and eff[4] == w else \
+            e = extra if eff[8] else \
                 extra_after(extra, pids[i], eff[3], eff[4])     # the key reads who waits
             res.append((step_key(nums, i, eff[1], c, e), i, pos, mk, eff))
         return res
@@ -809,7 +812,7 @@ class Transitions:
             eff = self._first(st, nums, ev, i, pid, w, csv, mk)
             if eff is None:
                 return self._slow(st, nums, cnums, unf, ev, mk)
-        nstate, nnum, scnums, csafter, wafter, entered, unf_i, probes = eff
+        nstate, nnum, scnums, csafter, wafter, entered, unf_i, probes, _keeps = eff
         if probes is not None and not self._probes_hold(probes, nums):
             return self._slow(st, nums, cnums, unf, ev, None)   # another path: not recorded
         if entered:
@@ -905,7 +908,7 @@ class Transitions:
         unf_i = csafter is not None or wafter or (
             hook is not None and bool(hook(sim.config, pid, state)))
         eff = self._effects[mk] = (state, nnum, scnums, csafter, wafter, False, unf_i,
-                                   tuple(ctx.probes) or None)
+                                   tuple(ctx.probes) or None, csafter == csv and wafter == w)
         return eff
 
     def _slow(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...], unf: frozenset,
@@ -962,7 +965,8 @@ class Transitions:
         wafter = any(x[0] == pid for x in child.waiting)
         probes = tuple(self._sim.watch_probes) or None
         self._effects[mk] = (child.procs[i], out.nums[i], out.cnums[n_kept:], csafter, wafter,
-                             out.entered_cs, pid in out.unfinished, probes)
+                             out.entered_cs, pid in out.unfinished, probes,
+                             csafter == mk[3] and wafter == mk[2])
         return True
 
     def _probes_hold(self, probes: tuple, nums: tuple[int, ...]) -> bool:
