@@ -543,8 +543,8 @@ def test_events_and_keys_in_one_pass_equal_the_two_calls(sid, variant):
     from protocols.scenario import gallery
     sim = build(gallery()[sid], variant)
     ts = Transitions(sim)
-    encode = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, None, forget=False,
-                   numbers=ts.numbers, contents=ts).encode_parts
+    keyer = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, None, forget=False,
+                  numbers=ts.numbers, contents=ts)
     nums, cnums = ts.root_numbers()
     ts.load(ts.initial)
     queue = deque([(ts.initial, nums, cnums, ts.unfinished())])
@@ -552,12 +552,14 @@ def test_events_and_keys_in_one_pass_equal_the_two_calls(sid, variant):
     keyed = 0
     while queue and len(seen) < 400:
         st, nums, cnums, unf = queue.popleft()
-        events, pres = ts.events_and_keys(st, nums, cnums, encode)
+        events, pres = ts.events_and_keys(st, nums, cnums, keyer)
         assert events == ts.events_at(st, nums, cnums)
-        assert pres == ts.successor_keys(st, nums, cnums, events, encode)
-        keyed += sum(key is not None for key, _, _ in pres)
-        for ev, (_key, _ident, pre) in zip(events, pres, strict=True):
+        assert pres == ts.successor_keys(st, nums, cnums, events, keyer)
+        keyed += sum(pre[0] is not None for pre in pres)
+        for ev, pre in zip(events, pres, strict=True):
             out = ts.step_fast(st, nums, cnums, unf, ev, pre)
+            # a key from numbers (``Keyer.step_key``) is the successor's own key
+            assert pre[0] is None or pre[0] == keyer.key_of(out) == keyer.key(out.state)
             if out.state.key() not in seen:
                 seen.add(out.state.key())
                 queue.append((out.state, out.nums, out.cnums, out.unfinished))

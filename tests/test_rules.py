@@ -306,3 +306,54 @@ def test_a_core_on_fast_paths_steps_like_the_simulator(monkeypatch) -> None:
         assert core.state() == sim.state()
         most = max(most, *(s.n for s in core.procs))
     assert most > 2                                 # the new LIMIT was honoured
+
+
+def test_guard_source_is_read_from_its_file_without_linecache(tmp_path, monkeypatch) -> None:
+    """A first ``build`` inlines a few guards, and reading their files through ``linecache``
+    (decoding every line) was a third of its time: the guard's file is read as bytes once
+    (``rules._source_lines``), and the inlined text is the same."""
+    import importlib.util
+    import linecache
+
+    from protocols.kernel import rules
+
+    path = tmp_path / "guards_bytes.py"
+    path.write_text("# é: a non-ASCII comment before the guard\n"
+                    "guard = lambda state: state.phase == 'idle' and state.n != 'ü'\n",
+                    encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("guards_bytes", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setattr(rules, "_INLINED", {})
+
+    def refused(*_a: Any, **_k: Any) -> list[str]:
+        raise AssertionError("read through linecache")
+
+    monkeypatch.setattr(linecache, "getlines", refused)
+    assert rules._inline_guard(mod.guard, ("s",)) == "(s.phase == 'idle' and s.n != 'ü')"
+
+
+def test_a_plan_compiles_its_offer_only_once_hot(monkeypatch) -> None:
+    """Compiling a plan's ``offer`` (its guards' sources read, checked and compiled in place)
+    cost most of a first ``build`` of the datta ring, whose explorer then asks each plan a few
+    dozen times: a plan answers through ``_offer_each`` until ``HOT_OFFER`` calls, then
+    compiles, with the same answers before and after."""
+    from protocols.kernel import rules
+    from protocols.runner import build
+    from protocols.scenario import gallery
+
+    compiled = []
+    real = rules._compile_offer
+    monkeypatch.setattr(rules, "_compile_offer", lambda acts: compiled.append(acts) or real(acts))
+    sim = build(gallery()["datta-fig1"], "naive")
+    proto, cfg = sim.protocol, sim.config
+    pid = sim.pids[0]
+    state = sim.proc(pid)
+    first = proto.actions(cfg, pid, state)
+    assert compiled == []                   # built and asked: not compiled
+    for _ in range(rules.HOT_OFFER + 1):
+        assert proto.actions(cfg, pid, state) == first
+    assert len(compiled) == 1               # hot: compiled once, in place
+    for _ in range(3):
+        assert proto.actions(cfg, pid, state) == first
+    assert len(compiled) == 1

@@ -384,12 +384,18 @@ class Search:
             g.depth.append(d)
         # ``Interned.append`` of ``via`` and ``waiting``, inline where the value is known
         # (once per stored state; a new value or a number too wide takes the method)
-        for seq, value in ((g.via, via), (g.waiting, waiting)):
-            n = seq.number.get(value)
-            if n is not None and n < 0x100:
-                seq.items.append(n)
-            else:
-                seq.append(value)
+        seq = g.via
+        n = seq.number.get(via)
+        if n is not None and n < 0x100:
+            seq.items.append(n)
+        else:
+            seq.append(via)
+        seq = g.waiting
+        n = seq.number.get(waiting)
+        if n is not None and n < 0x100:
+            seq.items.append(n)
+        else:
+            seq.append(waiting)
         if d > self.max_depth:
             self.max_depth = d
         return i
@@ -439,6 +445,16 @@ class Search:
             res = self.cache[ev.id] = self.successor(st, st_key, ev)
         return res
 
+    def _code(self, ev: Event) -> int:
+        """``ev``'s edge code without the critical-section bit: its fairness label's number
+        (numbered when first met) * 4, + 2 if weak fairness demands it."""
+        labels = self.graph.labels
+        lab = label(ev)
+        n = labels.get(lab)
+        if n is None:
+            n = labels[lab] = len(labels)
+        return n * 4 + (2 if ev.progress and ev.kind != FAULT else 0)
+
     def _report(self, frontier: int) -> None:
         if self.options.progress is not None:
             self.options.progress({"states": len(self.graph.parent),
@@ -482,11 +498,11 @@ class Search:
             reps: deque[Any] = deque([(root, nums, cnums, root_key)])
         else:
             reps = deque([(root, None, None, root_key)])
-        ident_no: dict[Any, int] = {}
+        # an event's identity (``Outcome.ident``) -> its edge code without the CS bit
+        code_of: dict[Any, int] = {}
         queue: deque[int] = deque([0])
         take, take_rep = (queue.popleft, reps.popleft) if o.order == "bfs" else \
             (queue.pop, reps.pop)
-        labels = g.labels
         next_report = self.progress_every
         next_poll = 4 * self.progress_every
         keep = self.keep_edges
@@ -496,9 +512,15 @@ class Search:
         # Successors already stored are recognised from numbers alone (``successor_key``)
         # where the key is exact and every event is expanded.
         quick = fast and self.exact and self.expansion is None
-        encode = owner.encode_parts if quick else None
+        keyer = owner if quick else None        # successor keys from numbers (``Keyer``)
         listed = quick and o.events is None     # no filter: ``events_and_keys`` lists them
         key_of, judging, root_bad = self.key_of, o.violations, self.root_bad
+        # the options read per state or per transition, as locals
+        filtering, can_finish, final, expansion = o.events, o.can_finish, o.final, \
+            self.expansion
+        deadlocks, goal_of, audit, max_states = o.deadlocks, o.goal, self.audit, \
+            self.max_states
+        unfinished_at = g.waiting       # per node: who has not finished (``Interned``)
         # The frontier keeps its first ``UNPACKED`` fast-path states as they are and packs the
         # rest as bytes (``Transitions.pack``): a narrow search (the two-client ring, Fig. 3)
         # then never packs and unpacks, a wide one still stores its frontier compactly.
@@ -513,57 +535,56 @@ class Search:
                 st, nums, cnums, st_key = rep
             pres = None
             if fast:
-                unf = g.waiting[i]
-                self._node = (nums, cnums, unf)
+                unf = unfinished_at.values[unfinished_at.items[i]]     # ``g.waiting[i]``
+                if not quick:       # for ``successor`` (the quick path steps inline)
+                    self._node = (nums, cnums, unf)
                 if listed:      # the events and their successor keys in one pass
-                    events, pres = ts.events_and_keys(st, nums, cnums, encode)
+                    events, pres = ts.events_and_keys(st, nums, cnums, keyer)
                 else:
                     events = ts.events_at(st, nums, cnums)
-                if o.events is not None or o.can_finish or (not events and o.final):
+                if filtering is not None or can_finish or (not events and final):
                     ts.load_nums(st, nums)
             else:
                 ts.load(st, nums)
                 events = list(ts.enabled())
-            if o.events is not None:
+            if filtering is not None:
                 view = ts.view
-                events = [e for e in events if o.events(view, e)]
-            if o.can_finish and ts.protocol.served_all(ts.view) and not ts.view.cs:
+                events = [e for e in events if filtering(view, e)]
+            if can_finish and ts.protocol.served_all(ts.view) and not ts.view.cs:
                 self.done.append(i)
-            if not events and o.final is not None:
-                text = o.final(ts.view)
+            if not events and final is not None:
+                text = final(ts.view)
                 if text:
                     self.finals += 1
                     if s := self._found("final", text, i, g.path(i)):
                         return s
-            self.cache = {}
-            if self.expansion is not None and events:
-                events = self.expansion.expand(self, i, st, st_key, events)
+            # successors a reduction worked out while choosing the events (``trial``)
+            self.cache = cache = {}
+            if expansion is not None and events:
+                events = expansion.expand(self, i, st, st_key, events)
             succ: list[int] = []
             codes: list[int] = []
             # (quick) every event's successor key, where a replayed local step gives it
             if quick and pres is None:
-                pres = ts.successor_keys(st, nums, cnums, events, encode)
+                pres = ts.successor_keys(st, nums, cnums, events, keyer)
             for k_ev, ev in enumerate(events):
-                res = self.cache.pop(ev.id, None) if self.cache else None
+                res = cache.pop(ev.id, None) if cache else None
                 known = pre = None
                 if pres is not None and res is None:
+                    pre = pres[k_ev]
                     # a replayed local step to a state already stored: its key is all we need
-                    known, ident, pre = pres[k_ev]
+                    known = pre[0]
                     if known is not None:
                         j = seen.get(known)
                         if j is not None and (j or not root_bad):
                             g.transitions += 1
                             if keep:
-                                n = ident_no.get(ident)
-                                if n is None:
-                                    lab = label(ev)
-                                    n = labels.get(lab)
-                                    if n is None:
-                                        n = labels[lab] = len(labels)
-                                    ident_no[ident] = n
+                                ident = pre[3][0]       # the memo key's identity
+                                code = code_of.get(ident)
+                                if code is None:
+                                    code = code_of[ident] = self._code(ev)
                                 succ.append(j)
-                                codes.append(n * 4 + (2 if ev.progress and ev.kind != FAULT
-                                                      else 0))   # is_fair_demand, inline
+                                codes.append(code)
                             continue
                 if quick:
                     # ``successor``'s fast path, inline (once per transition not already
@@ -577,9 +598,9 @@ class Search:
                             j == 0 and root_bad)):
                         ts.judge(out)
                     new = j is None and not (judging and out.violations)
-                    stuck = new and o.deadlocks and ts.stuck_of(out)
-                    goal = o.goal(ts.view_of(out.state, out.nums)) \
-                        if new and o.goal is not None else None
+                    stuck = new and deadlocks and ts.stuck_of(out)
+                    goal = goal_of(ts.view_of(out.state, out.nums)) \
+                        if new and goal_of is not None else None
                 else:
                     out, k, j, stuck, goal = res or self.successor(st, st_key, ev, known, pre)
                     if j is None:      # judged before this expansion added states: look again
@@ -589,7 +610,7 @@ class Search:
                     if s := self._found("violation", text, -1, g.path(i) + [ev.id]):
                         return s
                 if j is None:
-                    if len(g.parent) >= self.max_states:
+                    if len(g.parent) >= max_states:
                         return Stop("limit")
                     j = self._add(k, i, ev.id, out.unfinished)
                     if stuck and (s := self._found("deadlock", "", j, g.path(j))):
@@ -604,21 +625,17 @@ class Search:
                     else:
                         reps.append(ts.pack(out))
                     queue.append(j)
-                    if self.audit is not None:
-                        self.audit(out.state, lambda j=j: g.path(j))
+                    if audit is not None:
+                        audit(out.state, lambda j=j: g.path(j))
                 if keep:
                     ident = out.ident
-                    n = ident_no.get(ident) if ident is not None else None
-                    if n is None:
-                        lab = label(ev)
-                        n = labels.get(lab)
-                        if n is None:
-                            n = labels[lab] = len(labels)
+                    code = code_of.get(ident) if ident is not None else None
+                    if code is None:
+                        code = self._code(ev)
                         if ident is not None:
-                            ident_no[ident] = n
+                            code_of[ident] = code
                     succ.append(j)
-                    codes.append(n * 4 + (2 if ev.progress and ev.kind != FAULT else 0)
-                                 + out.entered_cs)
+                    codes.append(code + out.entered_cs)
             if keep:
                 flat = g_succ.flat
                 n = len(flat)

@@ -161,6 +161,10 @@ class Keyer:
         self._chan_of: list[int] = contents.channel_of
         # crashed / cs / waiting together, by number (almost always all empty: number 0)
         self._extra: dict[tuple, int] = {(frozenset(), (), ()): 0}
+        self._extra_of: list[tuple] = [(frozenset(), (), ())]       # by number
+        # (number, pid, its cs value, whether it waits) -> the number with pid's entries so
+        # (``extra_after``)
+        self._extra_step: dict[tuple, int] = {}
         if self._forget is not None and self._parts is not None and not self.group:
             self.key_of = self._key_of_forgotten        # type: ignore[method-assign]
 
@@ -431,9 +435,62 @@ class Keyer:
         ex = (crashed, cs, tuple([w[0] for w in waiting]))
         e = self._extra.get(ex)
         if e is None:
-            e = self._extra[ex] = len(self._extra)
+            e = self._new_extra(ex)
         self._last_extra = (crashed, cs, waiting, e)
         return e
+
+    def _new_extra(self, ex: tuple) -> int:
+        e = self._extra[ex] = len(self._extra_of)
+        self._extra_of.append(ex)
+        return e
+
+    # ---- successor keys from numbers (``Transitions.successor_keys``) -------------------
+    def extra_number(self, crashed: frozenset, cs: tuple, waiting: tuple) -> int:
+        """The number ``encode_parts`` gives a state's (crashed, cs, waiting pids)."""
+        if crashed or cs or waiting:
+            return self._extra_number(crashed, cs, waiting)
+        return 0
+
+    def extra_after(self, e: int, pid: str, csv: Any, waits: bool) -> int:
+        """The number of the (crashed, cs, waiting pids) numbered ``e`` with ``pid``'s
+        entries changed to ``csv`` (its resources in its critical section, None: outside)
+        and ``waits``: a local step's successor, without building its cs and waiting tuples
+        (a few distinct answers, each worked out once)."""
+        k = (e, pid, csv, waits)
+        x = self._extra_step.get(k)
+        if x is None:
+            crashed, cs, who = self._extra_of[e]
+            rest = [c for c in cs if c[0] != pid]
+            if csv is not None:
+                rest.append((pid, csv))
+                rest.sort()
+            waiters = [w for w in who if w != pid]
+            if waits:
+                waiters.append(pid)
+                waiters.sort()
+            ex = (crashed, tuple(rest), tuple(waiters))
+            x = self._extra.get(ex)
+            if x is None:
+                x = self._new_extra(ex)
+            self._extra_step[k] = x
+        return x
+
+    def step_key(self, nums: tuple[int, ...], i: int, n: int, cnums: Sequence[int],
+                 extra: int) -> int:
+        """``encode_parts`` of a successor from its numbers: ``nums`` with process i's
+        number replaced by ``n``, its content numbers ``cnums`` (in message order) and its
+        ``extra_number``. Hot (once per transition of a search): no successor tuples built."""
+        vals = list(nums)
+        vals[i] = n
+        if len(cnums) > 1:
+            vals += sorted(cnums) if not self.fifo else self._in_key_order(cnums)
+        else:
+            vals += cnums
+        vals.append(extra)
+        if max(vals) < 0xFF:
+            vals.append(1)
+            return int.from_bytes(bytes(vals), "little")
+        return _bytes(vals)
 
 
 def _bytes(vals: list[int]) -> int:

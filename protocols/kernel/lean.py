@@ -178,9 +178,8 @@ class LeanSimulator(Core):
         """The number of a process state (a new one if unseen) and the one object kept for
         that value (``state`` itself if it is the first)."""
         numbers = self.numbers
-        n = numbers.get(state)
-        if n is None:
-            n = numbers[state] = len(numbers)
+        # one lookup, so the state is hashed once (a protocol's dataclass hashes in Python)
+        n = numbers.setdefault(state, len(numbers))
         kept = self.state_of
         if n < len(kept) and kept[n] is not None:
             return n, kept[n]

@@ -213,7 +213,9 @@ class Plan:
     eager: tuple[Rule, ...]                      # the role's eager rules, in table order
     receivers: dict[str, tuple[tuple, ...]]      # message kind -> ((when, rule, effect), ...)
     effects: dict[str, Callable]                 # action name -> bound effect
-    offer: Callable[[Any, str, Any], list] = None   # ``acts`` compiled (``_compile_offer``)
+    # ``acts`` as one function: ``_offer_each`` until called ``HOT_OFFER`` times, then
+    # compiled (``_warming_offer``)
+    offer: Callable[[Any, str, Any], list] = None
 
 
 _NOT_INLINED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
@@ -262,15 +264,38 @@ def _body_text(code: Any) -> str | None:
         return None
     first, col = min((p[0], p[2]) for p in spans)
     last, end = max((p[1], p[3]) for p in spans)
-    lines = linecache.getlines(code.co_filename)
+    lines = _source_lines(code.co_filename)
     if not first >= 1 or last > len(lines):
         return None
-    text = [line.encode() for line in lines[first - 1:last]]
+    text = lines[first - 1:last]
     whole = b"".join(text)
     try:
         return whole[col:sum(map(len, text[:-1])) + end].decode()
     except UnicodeDecodeError:
         return None
+
+
+_LINES: dict[str, list[bytes]] = {}     # file name -> its lines as bytes (``_source_lines``)
+
+
+def _source_lines(filename: str) -> list[bytes]:
+    """The lines of a guard's source file as bytes (the columns of ``co_positions`` are
+    UTF-8 byte offsets), read once per file: the file's bytes split at line ends, which is
+    a fraction of ``linecache``'s decoding read (that was a third of a first ``build``);
+    ``linecache`` where the file cannot be read (source given to it by other means). A
+    stale or odd text only costs the inlining: ``_inline_lambda`` compiles what it cut and
+    keeps it only if it is the very code of the guard."""
+    lines = _LINES.get(filename)
+    if lines is None:
+        try:
+            with open(filename, "rb") as f:
+                lines = f.read().splitlines(keepends=True)
+        except (OSError, ValueError):
+            lines = [line.encode() for line in linecache.getlines(filename)]
+        if len(_LINES) >= 256:
+            _LINES.clear()
+        _LINES[filename] = lines
+    return lines
 
 
 def _inline_lambda(code: Any, names: Sequence[str]) -> str | None:
@@ -345,6 +370,39 @@ def _compile_offer(acts: tuple[tuple, ...]) -> Callable[[Any, str, Any], list]:
     body.append("    return out")
     _run("\n".join(body), env)    # our own code from our own table: nothing read from outside
     return env["offer"]
+
+
+HOT_OFFER = 256          # calls of a plan's ``offer`` before its guards are compiled in place
+
+
+def _warming_offer(plan: Plan) -> Callable[[Any, str, Any], list]:
+    """``plan.offer`` until it is hot: the rules' guards called one by one by
+    ``_offer_each`` (the same answers), and on the ``HOT_OFFER``-th call ``_compile_offer``
+    compiles them in place and takes its place in the plan. Compiling (reading and checking
+    each guard's source, compiling the function) costs about as much as a few hundred
+    calls, so a plan asked only a few times, like the explorer's, which asks once per new
+    process state and then replays, never pays it; a simulator stepping on soon does."""
+    acts, each = plan.acts, RuleProtocol._offer_each
+    left = [HOT_OFFER]
+
+    def offer(config: Any, pid: str, state: Any) -> list:
+        left[0] -= 1
+        if left[0] <= 0:
+            f = plan.offer
+            if f is offer:
+                f = _hot_offer(plan)
+            return f(config, pid, state)
+        return each(acts, config, pid, state, [])
+
+    offer.warming = True
+    return offer
+
+
+def _hot_offer(plan: Plan) -> Callable[[Any, str, Any], list]:
+    """``plan``'s offer compiled (``_compile_offer``), put in the plan."""
+    f = _compile_offer(plan.acts)
+    object.__setattr__(plan, "offer", f)     # the plan is frozen; only its offer warms up
+    return f
 
 
 WHICH_RULES = 4          # at most this many offered rules get a compiled ``which``
@@ -522,8 +580,9 @@ class RuleProtocol(Protocol):
         receivers = {k: tuple((r.when, r, getattr(self, r.effect)) for r in rs)
                      for k, rs in own.by_message.items()}
         effects = {n: getattr(self, rs[0].effect) for n, rs in own.by_name.items()}
-        return Plan(own, acts, tuple(r for r in own.actions if r.eager), receivers, effects,
-                    _compile_offer(acts))
+        plan = Plan(own, acts, tuple(r for r in own.actions if r.eager), receivers, effects)
+        object.__setattr__(plan, "offer", _warming_offer(plan))     # compiled once hot
+        return plan
 
     @staticmethod
     def _offer(r: Rule) -> tuple:
@@ -575,7 +634,9 @@ class RuleProtocol(Protocol):
                 or "apply" in mine or "deliver" in mine or self._memo(config)[3]):
             return None
         plan = self._plan(config, pid, state)
-        return FastPaths(plan.offer, dict(plan.effects),
+        # a core calls its offer on every step: compiled now, not once hot
+        offer = plan.offer if not getattr(plan.offer, "warming", False) else _hot_offer(plan)
+        return FastPaths(offer, dict(plan.effects),
                          {k: _compile_receive(self.id, k, config, rs)
                           for k, rs in plan.receivers.items()}, _compile_which(plan.acts, config))
 

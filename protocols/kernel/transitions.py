@@ -437,9 +437,12 @@ class Transitions:
         # (probe, process state number) -> the probe's answer (``_probes_hold``)
         self._probed: dict[tuple[Any, int], Any] = {}
         self._index = sim.index
+        # memo key (identity, process state number, waits, cs value) -> the effect: (new
+        # state, its number, content numbers sent, cs value after, waits after, entered a CS,
+        # unfinished after, probes or None, whether the cs value and waiting are unchanged)
         self._effects: dict[tuple, tuple] = {}
-        # (state, event, where, ident, memo key, effect) of the last ``successor_key``
-        self._last: tuple = (None, None)
+        # (state, event, its ``successor_keys`` answer) of the last ``successor_key``
+        self._last: tuple = (None, None, None)
         # (message number, content number) -> its delivery event, whose ``msg`` is also the
         # Message the fast path puts in the states it builds (one table for both)
         self._dev: dict[tuple[int, int], Event] = {}
@@ -482,7 +485,7 @@ class Transitions:
         recorded again if stepping goes on)."""
         if self.memo:
             self._effects.clear()
-            self._last = (None, None)
+            self._last = (None, None, None)
             self._dev.clear()
             self._dev_ids.clear()
 
@@ -588,8 +591,13 @@ class Transitions:
             flags = bytes(map(getitem, self._hasprog, nums))
         except IndexError:
             flags = b"\0"
-        if 0 in flags:
-            flags = bytes([self._has_progress(i, n) for i, n in enumerate(nums)])
+        if 0 in flags:      # some state not asked yet: work out only those
+            hp = self._has_progress
+            if len(flags) == len(nums):     # (not after the IndexError above)
+                both = zip(flags, nums)  # noqa: B905 - equal lengths; strict= costs here
+                flags = bytes([f or hp(i, n) for i, (f, n) in enumerate(both)])
+            else:
+                flags = bytes([hp(i, n) for i, n in enumerate(nums)])
         if 2 in flags:
             return False
         prog = self._prog
@@ -673,26 +681,26 @@ class Transitions:
         return i, pos, pid, w, csv
 
     def successor_key(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
-                      ev: Event, encode: Any) -> tuple[Any, Any] | None:
+                      ev: Event, keyer: Any) -> tuple[Any, Any] | None:
         """The key of ``step_fast(st, ..., ev)``'s successor, worked out from numbers alone
         when ``ev`` replays a recorded local effect that enters no critical section, as
-        ``(key, ident)``, with ``encode(nums, cnums, crashed, cs, waiting)`` the search's key
-        function; None otherwise. Most successors of a search are states already stored: for
+        ``(key, ident)``, with ``keyer`` the search's ``explorer.keys.Keyer`` (its
+        ``step_key``, ``extra_number`` and ``extra_after``); None otherwise. Most successors of a search are states already stored: for
         those, this is all the search needs (no ``Outcome``, no ``State``)."""
-        key, ident, pre = self.successor_keys(st, nums, cnums, [ev], encode)[0]
+        pre = self.successor_keys(st, nums, cnums, [ev], keyer)[0]
         # ``step_fast`` of the same state and event (the search's next call when this
         # successor is new) starts from what was worked out here
-        self._last = pre
-        return None if key is None else (key, ident)
+        self._last = (st, ev, pre)
+        return None if pre[0] is None else (pre[0], pre[3][0])
 
     def events_and_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
-                        encode: Any) -> tuple[list[Event], list[tuple[Any, Any, tuple]]]:
+                        keyer: Any) -> tuple[list[Event], list[tuple]]:
         """``events_at`` and ``successor_keys`` of those events in one pass: where each event
         acts (process index, message position, identity) is known while the events are
         listed, instead of being looked up again per event. Hot: once per expanded state of
         a search with an exact key."""
         evs: list[Event] = []
-        todo = []           # (event, process index, message position, identity)
+        todo = []           # (process index, message position, identity)
         msgs = st.messages
         if msgs:
             dev = self._dev
@@ -709,22 +717,23 @@ class Transitions:
                 if e is None:
                     e = dev[(m[0], cn)] = self._delivery(m, cn)
                 evs.append(e)
-                todo.append((e, dst_of[cn], pos, cn))
+                todo.append((dst_of[cn], pos, cn))
         acts_of = self._acts_of
         for i, n in enumerate(nums):
             a = acts_of[i].get(n)
             if a:
                 evs.extend(a)
                 for e in a:
-                    todo.append((e, i, -1, e.id))
-        return evs, self._keys(st, nums, cnums, todo, encode)
+                    todo.append((i, -1, e.id))
+        return evs, self._keys(st, nums, cnums, todo, keyer)
 
     def successor_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
-                       evs: list[Event], encode: Any) -> list[tuple[Any, Any, tuple]]:
+                       evs: list[Event], keyer: Any) -> list[tuple]:
         """``successor_key`` of each of ``evs`` (events of ``st``) in one call, with where each
-        acts found once per state instead of once per event: per event ``(key, ident, pre)``,
-        ``key`` None where ``successor_key`` says None, and ``pre`` what ``step_fast`` may
-        start from (its ``pre`` argument)."""
+        acts found once per state instead of once per event: per event one flat tuple
+        ``(key, process index, message position or -1, memo key, effect)``, ``key`` None
+        where ``successor_key`` says None; the memo key's first item is the event's
+        identity. It is also what ``step_fast`` may start from (its ``pre`` argument)."""
         index = self._index
         pos_of = {m[0]: k for k, m in enumerate(st.messages)} if st.messages else None
         todo = []
@@ -732,54 +741,48 @@ class Transitions:
             m = ev.msg
             if m is not None:
                 pos = pos_of[m[0]]
-                todo.append((ev, index[m[2]], pos, cnums[pos]))
+                todo.append((index[m[2]], pos, cnums[pos]))
             else:
-                todo.append((ev, index[ev.pid], -1, ev.id))
-        return self._keys(st, nums, cnums, todo, encode)
+                todo.append((index[ev.pid], -1, ev.id))
+        return self._keys(st, nums, cnums, todo, keyer)
 
     def _keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...], todo: list,
-              encode: Any) -> list[tuple[Any, Any, tuple]]:
-        """``successor_keys`` of the events of ``todo``: (event, its process's index, the
-        position of the message it delivers or -1, its identity)."""
+              keyer: Any) -> list[tuple]:
+        """``successor_keys`` of the events of ``todo``: (its process's index, the position
+        of the message it delivers or -1, its identity). Hot: once per transition of a
+        search; one tuple per event is all it builds besides the memo key and the key, which
+        the keyer makes from numbers (``step_key``; who is in a critical section and who
+        waits by number too, ``extra_after``)."""
         effects = self._effects
         pids = self.pids
-        cs, waiting, crashed = st.cs, st.waiting, st.crashed
+        cs, waiting = st.cs, st.waiting
+        extra = keyer.extra_number(st.crashed, cs, waiting)
+        step_key, extra_after = keyer.step_key, keyer.extra_after
         csd = dict(cs) if cs else None
         wset = frozenset([x[0] for x in waiting]) if waiting else None
         res = []
-        for ev, i, pos, ident in todo:
-            pid = pids[i]
-            csv = csd.get(pid) if csd is not None else None
-            w = pid in wset if wset is not None else False
+        for i, pos, ident in todo:
+            if csd is None and wset is None:
+                w, csv = False, None
+            else:
+                pid = pids[i]
+                w = wset is not None and pid in wset
+                csv = csd.get(pid) if csd is not None else None
             mk = (ident, nums[i], w, csv)
             eff = effects.get(mk)
-            pre = (st, ev, (i, pos, pid, w, csv), ident, mk, eff)
-            if eff is None:
-                res.append((None, ident, pre))
-                continue
-            _s, nnum, scnums, csafter, wafter, entered, _u, probes = eff
-            if entered or (probes is not None and not self._probes_hold(probes, nums)):
-                res.append((None, ident, pre))
+            if eff is None or eff[5] or (eff[7] is not None and
+                                         not self._probes_hold(eff[7], nums)):
+                res.append((None, i, pos, mk, eff))     # unknown, enters a CS, or probes fail
                 continue
             c = cnums
             if pos >= 0:
                 c = c[:pos] + c[pos + 1:]
+            scnums = eff[2]
             if scnums:
                 c = c + scnums
-            cs2, waiting2 = cs, waiting
-            if csafter != csv:
-                rest = [x for x in cs if x[0] != pid]
-                if csafter is not None:
-                    rest.append((pid, csafter))
-                    rest.sort()
-                cs2 = tuple(rest)
-            if wafter != w:     # the key reads who waits, not since when
-                if wafter:
-                    waiting2 = tuple(sorted(waiting + ((pid, 1, 0),)))
-                else:
-                    waiting2 = tuple([x for x in waiting if x[0] != pid])
-            res.append((encode(nums[:i] + (nnum,) + nums[i + 1:], c, crashed, cs2, waiting2),
-                        ident, pre))
+            e = extra if eff[8] else \
+                extra_after(extra, pids[i], eff[3], eff[4])     # the key reads who waits
+            res.append((step_key(nums, i, eff[1], c, e), i, pos, mk, eff))
         return res
 
     def step_fast(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
@@ -789,9 +792,14 @@ class Transitions:
         ``violations`` may be None (``judge`` fills them in when they are needed). ``pre``:
         ``successor_keys``' answer for this state and event."""
         msgs = st.messages
-        last = self._last if pre is None else pre
-        if last[0] is st and last[1] is ev:
-            _st, _ev, (i, pos, pid, w, csv), ident, mk, eff = last
+        if pre is None:
+            last = self._last
+            if last[0] is st and last[1] is ev:
+                pre = last[2]
+        if pre is not None:
+            _k, i, pos, mk, eff = pre
+            ident, _n, w, csv = mk
+            pid = self.pids[i]
             if eff is None:     # recorded since (an equal event of the same state)
                 eff = self._effects.get(mk)
         else:
@@ -804,7 +812,7 @@ class Transitions:
             eff = self._first(st, nums, ev, i, pid, w, csv, mk)
             if eff is None:
                 return self._slow(st, nums, cnums, unf, ev, mk)
-        nstate, nnum, scnums, csafter, wafter, entered, unf_i, probes = eff
+        nstate, nnum, scnums, csafter, wafter, entered, unf_i, probes, _keeps = eff
         if probes is not None and not self._probes_hold(probes, nums):
             return self._slow(st, nums, cnums, unf, ev, None)   # another path: not recorded
         if entered:
@@ -900,7 +908,7 @@ class Transitions:
         unf_i = csafter is not None or wafter or (
             hook is not None and bool(hook(sim.config, pid, state)))
         eff = self._effects[mk] = (state, nnum, scnums, csafter, wafter, False, unf_i,
-                                   tuple(ctx.probes) or None)
+                                   tuple(ctx.probes) or None, csafter == csv and wafter == w)
         return eff
 
     def _slow(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...], unf: frozenset,
@@ -957,7 +965,8 @@ class Transitions:
         wafter = any(x[0] == pid for x in child.waiting)
         probes = tuple(self._sim.watch_probes) or None
         self._effects[mk] = (child.procs[i], out.nums[i], out.cnums[n_kept:], csafter, wafter,
-                             out.entered_cs, pid in out.unfinished, probes)
+                             out.entered_cs, pid in out.unfinished, probes,
+                             csafter == mk[3] and wafter == mk[2])
         return True
 
     def _probes_hold(self, probes: tuple, nums: tuple[int, ...]) -> bool:
