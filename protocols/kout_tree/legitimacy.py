@@ -135,10 +135,31 @@ def legitimate(sim: Any) -> bool:
     return not cfg.feat.controller or sim.proc(cfg.root).legit
 
 
+def ghost(sim: Any) -> tuple[str, Any] | None:
+    """The write ``observe`` makes after a fault-free step, as ``(root, its new state)``, or
+    None: a clean start begins legitimacy, and nothing else changes the ghost without a fault.
+    ``Protocol.monitor_ghost``: the explorer applies it to the steps it replays."""
+    cfg: Config = sim.config
+    root = sim.proc(cfg.root)
+    if root.legit or not cfg.feat.controller or not clean_start(sim):
+        return None
+    return cfg.root, replace(root, legit=True)
+
+
+def _searching(sim: Any) -> bool:
+    """Whether ``sim`` is a search's: the lean simulator of ``kernel.Transitions`` or a stored
+    state it judges (``monitors`` None). A search keeps no per-step history (each transition is
+    "step 0" of its own), so the Track is neither written nor read there."""
+    mon = sim.monitors
+    return mon is None or mon.lean
+
+
 def observe(sim: Any) -> list[str]:
     """Called after every step: carry the legitimacy ghost over the step (a fault ends it, a
     clean start begins it), record the history, return the violations that count."""
     cfg: Config = sim.config
+    if _searching(sim):
+        return _observe_searching(sim, cfg)
     t = track(sim)
     step = sim.step_no
     bad = safety(sim)
@@ -171,6 +192,25 @@ def observe(sim: Any) -> list[str]:
     return []
 
 
+def _observe_searching(sim: Any, cfg: Config) -> list[str]:
+    """``observe`` without the Track: the same ghost and the same violations returned. Before
+    legitimacy nothing counts, so the safety predicates are not even evaluated. On a stored
+    state (``monitors`` None) the explorer has already made the ghost's write (``ghost``) and
+    there are no faults, so only the violations are left to judge."""
+    if not cfg.feat.controller:
+        return safety(sim)
+    root = sim.proc(cfg.root)
+    mon = sim.monitors
+    if mon is None:
+        return safety(sim) if root.legit else []
+    ev = mon.last_event
+    fault = ev is not None and ev.kind == FAULT
+    legit = (root.legit and not fault) or clean_start(sim)
+    if legit != root.legit:
+        sim.put_ghost(cfg.root, replace(root, legit=legit))
+    return safety(sim) if legit else []
+
+
 def transient(sim: Any, text: str) -> bool:
     """The kernel found ``text`` (e.g. a process entering its critical section while the kernel
     has it in one already, after a fault set its ``State`` back to Req) in this step: before
@@ -179,7 +219,8 @@ def transient(sim: Any, text: str) -> bool:
     cfg: Config = sim.config
     if not cfg.feat.controller or legitimate(sim):
         return False
-    track(sim).pending.append(text)
+    if not _searching(sim):
+        track(sim).pending.append(text)
     return True
 
 

@@ -117,6 +117,11 @@ class KoutTree(Root, Process, Application, RuleProtocol):
         unless a fault strikes, and faults already turn the local fast path off."""
         return config.feat.controller and not config.clean
 
+    def monitor_ghost(self, sim: Any) -> tuple[str, Proc] | None:
+        """The monitor's write after a fault-free step (legitimacy.ghost): the explorer replays
+        a step's recorded effect and then makes this write, instead of stepping the simulator."""
+        return legitimacy.ghost(sim)
+
     def report(self, sim: Any) -> dict[str, Any]:
         return legitimacy.report(sim)
 
