@@ -131,6 +131,9 @@ class KoutTree(Root, Process, Application, RuleProtocol):
         return search.forget(config, pids, procs, messages)
 
     forget_parts = (search.context, search.forget_proc, search.forget_content)
+    # the rotation's context is the root's myC: the explorer finds it by numbered parts
+    forget_context_parts = (search.context_part, search.content_part, search.combine,
+                            search.reads_contents)
 
     def forget_relabels(self, config: Config) -> bool:
         """The rotation renames ctrl contents, which the livelock search's fairness labels read:
