@@ -24,12 +24,16 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from pathlib import Path
+
+# this checkout's package, not the installed one (so a copy of the script measures its tree)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocols.explorer import SearchOptions, search  # noqa: E402
-from protocols.kernel import make_scheduler
-from protocols.kout_tree.legitimacy import counts, expected, report, safety, track
-from protocols.runner import build
-from protocols.scenario import parse
+from protocols.kernel import make_scheduler  # noqa: E402
+from protocols.kout_tree.legitimacy import counts, expected, report, safety, track  # noqa: E402
+from protocols.runner import build  # noqa: E402
+from protocols.scenario import parse  # noqa: E402
 
 
 def scenario(params, topology, workload, seed=0):
