@@ -154,3 +154,24 @@ def test_replayed_steps_reach_the_states_the_simulator_reaches_from_an_arbitrary
         assert set(fast_states) == set(slow_states)
         assert any(st.procs[0].legit for st in fast_states)     # the ghost was written
         assert any(not st.procs[0].legit for st in fast_states)
+
+
+def test_the_counter_rotation_keeps_every_verdict_from_an_arbitrary_start():
+    # forget_keeps_violations: the explorer does not judge a successor whose key it stored; the
+    # forget audit, on every state here, compares the verdicts of a state and its rotation
+    # (as-printed: violations after legitimacy; full: legitimacy begun by clean starts)
+    from protocols.explorer.audit import ForgetAudit
+    from protocols.kernel import Simulator
+    for seed, variant in ((0, "full"), (3, "as-printed")):
+        sc = _sc(ROOT_ONLY, timeout=1, congestion=2, chaos={"seed": seed})
+        sim = build(sc, variant)
+        assert sim.protocol.forget_keeps_violations
+        ts = Transitions(sim)
+        keyer = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, [], forget=True,
+                      numbers=ts.numbers, contents=ts)
+        audit = ForgetAudit(lambda p=sim.protocol, sc=sc, v=variant: Simulator(p, sc, v),
+                            keyer, every=1, ts=ts)
+        s = Search(ts, SearchOptions(max_states=50_000, stop_at_first=False, audit=audit,
+                                     events=sim.protocol.explore_events(sim.config)), keyer.key)
+        s.run()
+        assert s.same_verdict and audit.checked > 500

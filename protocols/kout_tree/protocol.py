@@ -131,6 +131,10 @@ class KoutTree(Root, Process, Application, RuleProtocol):
         return search.forget(config, pids, procs, messages)
 
     forget_parts = (search.context, search.forget_proc, search.forget_content)
+    # The rotation keeps every verdict (search.py): the safety predicates read no counter, and
+    # clean_start, which begins legitimacy, only compares counters for equality. So a successor
+    # whose key is stored need not be judged again (the forget audit compares both verdicts).
+    forget_keeps_violations = True
     # the rotation's context is the root's myC: the explorer finds it by numbered parts
     forget_context_parts = (search.context_part, search.content_part, search.combine,
                             search.reads_contents)
