@@ -9,8 +9,14 @@
 3. Exhaustive search of small clean-start instances (no timeouts, which would make the state
    space infinite): every reachable state is safe, holds exactly ℓ/1/1 tokens and has an
    enabled event; for ``no-priority`` on Fig. 3 the search also finds the starvation cycle.
+4. (``--only=speed``, not in the default list) the explorer's speed on the ``chaos`` family
+   (verify families): the first ``--states=N`` states (default 100,000) of ``check`` on the
+   instances ``--instances=62,120`` (their family indices), with the states, transitions and
+   depth reached (deterministic: equal on every machine) and states per CPU second
+   (``time.process_time``, so another load on the machine stretches it little).
 
-Run: ``python benchmarks/kout_tree.py [--quick] [--only=waiting,convergence,exhaustive]``.
+Run: ``python benchmarks/kout_tree.py [--quick] [--only=waiting,convergence,exhaustive,speed]
+[--instances=62,120] [--states=100000]``.
 """
 
 from __future__ import annotations
@@ -18,12 +24,16 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from pathlib import Path
+
+# this checkout's package, not the installed one (so a copy of the script measures its tree)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocols.explorer import SearchOptions, search  # noqa: E402
-from protocols.kernel import make_scheduler
-from protocols.kout_tree.legitimacy import counts, expected, report, safety, track
-from protocols.runner import build
-from protocols.scenario import parse
+from protocols.kernel import make_scheduler  # noqa: E402
+from protocols.kout_tree.legitimacy import counts, expected, report, safety, track  # noqa: E402
+from protocols.runner import build  # noqa: E402
+from protocols.scenario import parse  # noqa: E402
 
 
 def scenario(params, topology, workload, seed=0):
@@ -150,6 +160,32 @@ def main() -> None:
         print_convergence(quick)
     if "exhaustive" in only:
         print_exhaustive(quick)
+    if "speed" in only:
+        arg = dict(a[2:].split("=", 1) for a in sys.argv if a.startswith("--") and "=" in a)
+        print_speed([int(x) for x in arg.get("instances", "62,120").split(",")],
+                    int(arg.get("states", "100000")))
+
+
+def chaos_speed(index: int, states: int) -> tuple:
+    """``check`` of chaos instance ``index`` (variant ``full``) up to ``states`` states: (its
+    name, states, transitions, depth, result, CPU s, states per CPU s)."""
+    from protocols.explorer import check
+    from protocols.verify.families import get, instances
+
+    inst = instances(get("kout_tree", "chaos"))[index]
+    t0 = time.process_time()
+    res = check(parse(inst.scenario), variant="full", max_states=states)
+    cpu = time.process_time() - t0
+    return (inst.name, res["states"], res["transitions"], res["depth"], res["result"],
+            round(cpu, 2), round(res["states"] / cpu))
+
+
+def print_speed(indices: list[int], states: int) -> None:
+    print(f"\n## explorer speed on the chaos family (full, first {states:,} states)")
+    print("| # | instance | states | transitions | depth | result | CPU s | states / CPU s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for i in indices:
+        print(f"| {i} | " + " | ".join(map(str, chaos_speed(i, states))) + " |", flush=True)
 
 
 def print_waiting(quick: bool) -> None:

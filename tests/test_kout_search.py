@@ -112,3 +112,66 @@ def test_congestion_is_checked():
     from protocols.scenario import ScenarioError
     with pytest.raises(ScenarioError, match="congestion"):
         build(_sc(congestion=0), "full")
+
+
+# ---- the memoised fast path from arbitrary starts (Protocol.monitor_ghost) ----------------------
+
+def _everything(sc: object, variant: str, fast: bool) -> tuple:
+    """An unreduced search (exact key, no forget) with ``Transitions(fast=fast)``: its answer
+    and every state it stored, the legitimacy ghost included (``Proc`` equality reads it)."""
+    sim = build(sc, variant)
+    ts = Transitions(sim, fast=fast)
+    seen: list = [ts.initial]
+    s = Search(ts, SearchOptions(max_states=200_000, stop_at_first=False,
+                                 audit=lambda st, _schedule: seen.append(st),
+                                 events=sim.protocol.explore_events(sim.config)))
+    stop = s.run()
+    return ((None if stop is None else stop.kind), len(s.graph.parent), s.graph.transitions,
+            s.max_depth, sorted(s.findings), ts.memo), seen
+
+
+def test_a_search_from_an_arbitrary_start_replays_local_steps():
+    # the ghost the monitor writes no longer makes every step go through the lean simulator
+    sim = build(_sc(timeout=1, congestion=2, chaos={"seed": 3}), "full")
+    ts = Transitions(sim)
+    assert ts.memo
+    s = Search(ts, SearchOptions(max_states=5_000, events=sim.protocol.explore_events(
+        sim.config)))
+    s.run()
+    assert s.fast and ts.slow < s.graph.transitions // 4
+
+
+def test_replayed_steps_reach_the_states_the_simulator_reaches_from_an_arbitrary_start():
+    # chaos starts where only the root asks, full and as-printed (whose search also finds its
+    # violation after legitimacy): the same states, legitimacy ghost and all, and the same
+    # answers with and without the memo
+    for seed, variant in ((0, "full"), (1, "full"), (0, "as-printed"), (3, "as-printed")):
+        sc = _sc(ROOT_ONLY, timeout=1, congestion=2, chaos={"seed": seed})
+        fast, fast_states = _everything(sc, variant, True)
+        slow, slow_states = _everything(sc, variant, False)
+        assert fast[5] and not slow[5]
+        assert fast[:5] == slow[:5]
+        assert set(fast_states) == set(slow_states)
+        assert any(st.procs[0].legit for st in fast_states)     # the ghost was written
+        assert any(not st.procs[0].legit for st in fast_states)
+
+
+def test_the_counter_rotation_keeps_every_verdict_from_an_arbitrary_start():
+    # forget_keeps_violations: the explorer does not judge a successor whose key it stored; the
+    # forget audit, on every state here, compares the verdicts of a state and its rotation
+    # (as-printed: violations after legitimacy; full: legitimacy begun by clean starts)
+    from protocols.explorer.audit import ForgetAudit
+    from protocols.kernel import Simulator
+    for seed, variant in ((0, "full"), (3, "as-printed")):
+        sc = _sc(ROOT_ONLY, timeout=1, congestion=2, chaos={"seed": seed})
+        sim = build(sc, variant)
+        assert sim.protocol.forget_keeps_violations
+        ts = Transitions(sim)
+        keyer = Keyer(sim.protocol, sim.config, sim.pids, sim.fifo, [], forget=True,
+                      numbers=ts.numbers, contents=ts)
+        audit = ForgetAudit(lambda p=sim.protocol, sc=sc, v=variant: Simulator(p, sc, v),
+                            keyer, every=1, ts=ts)
+        s = Search(ts, SearchOptions(max_states=50_000, stop_at_first=False, audit=audit,
+                                     events=sim.protocol.explore_events(sim.config)), keyer.key)
+        s.run()
+        assert s.same_verdict and audit.checked > 500

@@ -295,8 +295,15 @@ class Protocol:
     por_signature: Callable[..., Any] | None = None
     #: ``monitor_writes(config) -> bool``: the protocol's monitor (``violations``) keeps history
     #: in the state it judges (a ghost field, ``kernel.canon``), so that a search judges each
-    #: state by its own history; no step is then local to its process (``Transitions``).
+    #: state by its own history; no step is then local to its process (``Transitions``),
+    #: unless the protocol also declares ``monitor_ghost``.
     monitor_writes: Callable[..., Any] | None = None
+    #: ``monitor_ghost(view) -> (pid, state) | None``, with ``monitor_writes``: the one write
+    #: the monitor makes after a fault-free step, read from the state after it (the same
+    #: ``put_ghost`` that ``violations`` makes). With it a step is local again except for its
+    #: ghost: ``Transitions`` replays a handler's recorded effect and then applies this write,
+    #: so the memoised fast path serves such protocols too (``Transitions.step_fast``).
+    monitor_ghost: Callable[..., Any] | None = None
     #: Partial-order reduction on by default in ``allocscope check`` (only where the protocol
     #: argues it cannot livelock, since the reduced search skips livelocks).
     por_default: bool = False

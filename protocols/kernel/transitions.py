@@ -19,6 +19,7 @@ step: ``Protocol.monitor_writes``), so each explored state is judged by its own 
 
 from __future__ import annotations
 
+import dataclasses
 from array import array
 from operator import getitem, itemgetter
 from typing import Any
@@ -215,6 +216,20 @@ class _WatchCtx(_QuietCtx):
         s._violation(text)
 
 
+def _ghosts(state: Any) -> tuple:
+    """The values of a process state's ghost fields (``kernel.canon``): what only a monitor
+    writes."""
+    names = _GHOST_FIELDS.get(type(state))
+    if names is None:
+        names = _GHOST_FIELDS[type(state)] = tuple(
+            f.name for f in dataclasses.fields(state) if f.metadata.get("ghost")) \
+            if dataclasses.is_dataclass(state) else ()
+    return tuple([getattr(state, n) for n in names])
+
+
+_GHOST_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 class _NeedSim(Exception):
     """A protocol's ``violations`` read something a ``_View`` does not have."""
 
@@ -226,6 +241,9 @@ class _View:
 
     __slots__ = ("procs", "pids", "index", "config", "capacity", "protocol", "variant",
                  "fifo", "cs", "crashed", "_msgs", "_waiting")
+
+    # A stored state, not a step: nothing to record (a protocol's ``violations`` may ask).
+    monitors = None
 
     def load(self, out: Outcome) -> None:
         """View the state of ``out`` (from its parts: its ``State`` need not be built)."""
@@ -286,10 +304,14 @@ class Transitions:
         self._dst_of: list[int] = []        # by content number: its destination's index
         # The memoised fast path (``step_fast``): see "Local transitions" below.
         f = self._sim.faults
-        # A monitor that writes the state (``monitor_writes``) makes no step local.
+        # A monitor that writes the state (``monitor_writes``) makes no step local, unless it
+        # says what it writes (``monitor_ghost``): then a replayed step gets that write after.
         writes = getattr(self._sim.protocol, "monitor_writes", None)
+        ghost = getattr(self._sim.protocol, "monitor_ghost", None)
+        writing = writes is not None and bool(writes(self._sim.config))
+        self._ghost = ghost if writing else None
         self.memo = fast and not (f is not None and getattr(f, "any", False)) and not (
-            writes is not None and writes(self._sim.config))
+            writing and ghost is None)
         if self.memo:
             self._init_memo()
 
@@ -770,9 +792,11 @@ class Transitions:
                 csv = csd.get(pid) if csd is not None else None
             mk = (ident, nums[i], w, csv)
             eff = effects.get(mk)
-            if eff is None or eff[5] or (eff[7] is not None and
-                                         not self._probes_hold(eff[7], nums)):
-                res.append((None, i, pos, mk, eff))     # unknown, enters a CS, or probes fail
+            if eff is None or eff[5] or self._ghost is not None or (
+                    eff[7] is not None and not self._probes_hold(eff[7], nums)):
+                # unknown, enters a CS, or probes fail; a monitor's ghost write reads the
+                # whole successor: ``step_fast`` makes it
+                res.append((None, i, pos, mk, eff))
                 continue
             c = cnums
             if pos >= 0:
@@ -816,8 +840,9 @@ class Transitions:
         if probes is not None and not self._probes_hold(probes, nums):
             return self._slow(st, nums, cnums, unf, ev, None)   # another path: not recorded
         if entered:
-            # the capacity check of ``_enter_cs`` depends on the others in their CS
-            if cs and self._over(cs, pid, csafter):
+            # the capacity check of ``_enter_cs`` depends on the others in their CS; entering
+            # again is judged by the protocol's ``transient`` (recorded where it was transient)
+            if csv is not None or cs and self._over(cs, pid, csafter):
                 return self._slow(st, nums, cnums, unf, ev, None)
             self._sim.monitors.cs_entries += 1
         procs = st.procs
@@ -871,7 +896,31 @@ class Transitions:
         out.origin = origin
         out.ident = ident
         out.local = mk
+        if self._ghost is not None:
+            self._write_ghost(out)
         return out
+
+    def _write_ghost(self, out: Outcome) -> None:
+        """The monitor's write (``Protocol.monitor_ghost``) on a replayed successor: what the
+        lean simulator's monitor would ``put_ghost`` after the same step (no faults here)."""
+        v = self._view
+        v.load(out)
+        w = self._ghost(v)
+        if w is None:
+            return
+        pid, state = w
+        i = self._index[pid]
+        nnum, state = self._sim.number(i, state)
+        out.s_procs = out.s_procs[:i] + (state,) + out.s_procs[i + 1:]
+        out.nums = out.nums[:i] + (nnum,) + out.nums[i + 1:]
+        touched = sorted({*out.touched, i})
+        out.touched = tuple(touched)
+        out.numbers = tuple([out.nums[t] for t in touched])
+        hook = self._unfinished_hook
+        if hook is not None:
+            unf = out.unfinished
+            if bool(hook(self._sim.config, pid, state)) != (pid in unf):
+                out.unfinished = unf - {pid} if pid in unf else unf | {pid}
 
     def _over(self, cs: tuple, pid: str, res: tuple) -> bool:
         cap = self._capacity
@@ -961,6 +1010,8 @@ class Transitions:
                 [x for x in st.waiting if x[0] != pid] != \
                 [x for x in child.waiting if x[0] != pid]:
             return False
+        if self._ghost is not None and _ghosts(child.procs[i]) != _ghosts(st.procs[i]):
+            return False        # the monitor wrote the ghost: not the handler's effect alone
         csafter = dict(child.cs).get(pid)
         wafter = any(x[0] == pid for x in child.waiting)
         probes = tuple(self._sim.watch_probes) or None

@@ -59,15 +59,24 @@ class Track:
 
 def counts(sim: Any) -> tuple[int, int, int]:
     """(ResT, PushT, PrioT) in the network: reserved or held ones plus those in channels."""
-    res = sum(len(s.RSet) for s in sim.procs)
-    prio = sum(1 for s in sim.procs if s.Prio is not None)
+    res = prio = 0
+    for s in sim.procs:
+        res += len(s.RSet)
+        if s.Prio is not None:
+            prio += 1
+    return _in_channels(sim, res, prio)
+
+
+def _in_channels(sim: Any, res: int, prio: int) -> tuple[int, int, int]:
+    """``counts`` given the ResT and PrioT the processes hold: those in channels added."""
     push = 0
     for m in sim.inflight.values():
-        if m.kind == REST:
+        kind = m.kind
+        if kind == REST:
             res += 1
-        elif m.kind == PUSHT:
+        elif kind == PUSHT:
             push += 1
-        elif m.kind == PRIOT:
+        elif kind == PRIOT:
             prio += 1
     return res, push, prio
 
@@ -76,9 +85,12 @@ def expected(cfg: Config) -> tuple[int, int, int]:
     return cfg.ell, int(cfg.feat.pusher), int(cfg.feat.prio)
 
 
-def clean_start(sim: Any) -> bool:
+def clean_start(sim: Any, root: Any = None) -> bool:
+    """Whether the configuration is a clean start (module docstring); ``root``: the root's
+    state, where the caller has it."""
     cfg: Config = sim.config
-    root = sim.proc(cfg.root)
+    if root is None:
+        root = sim.proc(cfg.tree.root)
     if root.Reset or root.Succ != 0 or (root.SToken, root.SPush, root.SPrio) != (0, 0, 0):
         return False
     if counts(sim) != expected(cfg):
@@ -101,16 +113,26 @@ def clean_start(sim: Any) -> bool:
 
 
 def safety(sim: Any) -> list[str]:
-    """The k-out-of-ℓ safety predicates (Section 2) and the closure of legitimacy."""
+    """The k-out-of-ℓ safety predicates (Section 2) and the closure of legitimacy. One pass
+    over the processes (it runs after every step of a legitimate search)."""
     cfg: Config = sim.config
     out = []
-    used = sum(len(s.RSet) for s in sim.procs if s.State == IN)
+    k = cfg.k
+    used = res = prio = 0
+    over = []
+    for p, s in zip(sim.pids, sim.procs, strict=True):
+        n = len(s.RSet)
+        res += n
+        if s.State == IN:
+            used += n
+        if n > k:
+            over.append(f"{p} holds {n} units, more than k = {k}")
+        if s.Prio is not None:
+            prio += 1
     if used > cfg.ell:
         out.append(f"{used} resource units are in use, more than ℓ = {cfg.ell}")
-    for p, s in zip(sim.pids, sim.procs, strict=True):
-        if len(s.RSet) > cfg.k:
-            out.append(f"{p} holds {len(s.RSet)} units, more than k = {cfg.k}")
-    c, e = counts(sim), expected(cfg)
+    out += over
+    c, e = _in_channels(sim, res, prio), expected(cfg)
     if c != e:
         out.append(f"the network holds {c[0]} ResT, {c[1]} PushT, {c[2]} PrioT instead of "
                    f"{e[0]}, {e[1]}, {e[2]} (a unit lost or held twice)")
@@ -135,10 +157,34 @@ def legitimate(sim: Any) -> bool:
     return not cfg.feat.controller or sim.proc(cfg.root).legit
 
 
+def ghost(sim: Any) -> tuple[str, Any] | None:
+    """The write ``observe`` makes after a fault-free step, as ``(root, its new state)``, or
+    None: a clean start begins legitimacy, and nothing else changes the ghost without a fault.
+    ``Protocol.monitor_ghost``: the explorer applies it to the steps it replays."""
+    cfg: Config = sim.config
+    if not cfg.feat.controller:
+        return None
+    pid = cfg.tree.root
+    root = sim.proc(pid)
+    if root.legit or not clean_start(sim, root):
+        return None
+    return pid, replace(root, legit=True)
+
+
+def _searching(sim: Any) -> bool:
+    """Whether ``sim`` is a search's: the lean simulator of ``kernel.Transitions`` or a stored
+    state it judges (``monitors`` None). A search keeps no per-step history (each transition is
+    "step 0" of its own), so the Track is neither written nor read there."""
+    mon = sim.monitors
+    return mon is None or mon.lean
+
+
 def observe(sim: Any) -> list[str]:
     """Called after every step: carry the legitimacy ghost over the step (a fault ends it, a
     clean start begins it), record the history, return the violations that count."""
     cfg: Config = sim.config
+    if _searching(sim):
+        return _observe_searching(sim, cfg)
     t = track(sim)
     step = sim.step_no
     bad = safety(sim)
@@ -171,6 +217,25 @@ def observe(sim: Any) -> list[str]:
     return []
 
 
+def _observe_searching(sim: Any, cfg: Config) -> list[str]:
+    """``observe`` without the Track: the same ghost and the same violations returned. Before
+    legitimacy nothing counts, so the safety predicates are not even evaluated. On a stored
+    state (``monitors`` None) the explorer has already made the ghost's write (``ghost``) and
+    there are no faults, so only the violations are left to judge."""
+    if not cfg.feat.controller:
+        return safety(sim)
+    root = sim.proc(cfg.tree.root)
+    mon = sim.monitors
+    if mon is None:
+        return safety(sim) if root.legit else []
+    ev = mon.last_event
+    fault = ev is not None and ev.kind == FAULT
+    legit = (root.legit and not fault) or clean_start(sim, root)
+    if legit != root.legit:
+        sim.put_ghost(cfg.root, replace(root, legit=legit))
+    return safety(sim) if legit else []
+
+
 def transient(sim: Any, text: str) -> bool:
     """The kernel found ``text`` (e.g. a process entering its critical section while the kernel
     has it in one already, after a fault set its ``State`` back to Req) in this step: before
@@ -179,7 +244,8 @@ def transient(sim: Any, text: str) -> bool:
     cfg: Config = sim.config
     if not cfg.feat.controller or legitimate(sim):
         return False
-    track(sim).pending.append(text)
+    if not _searching(sim):
+        track(sim).pending.append(text)
     return True
 
 

@@ -117,6 +117,11 @@ class KoutTree(Root, Process, Application, RuleProtocol):
         unless a fault strikes, and faults already turn the local fast path off."""
         return config.feat.controller and not config.clean
 
+    def monitor_ghost(self, sim: Any) -> tuple[str, Proc] | None:
+        """The monitor's write after a fault-free step (legitimacy.ghost): the explorer replays
+        a step's recorded effect and then makes this write, instead of stepping the simulator."""
+        return legitimacy.ghost(sim)
+
     def report(self, sim: Any) -> dict[str, Any]:
         return legitimacy.report(sim)
 
@@ -126,6 +131,13 @@ class KoutTree(Root, Process, Application, RuleProtocol):
         return search.forget(config, pids, procs, messages)
 
     forget_parts = (search.context, search.forget_proc, search.forget_content)
+    # The rotation keeps every verdict (search.py): the safety predicates read no counter, and
+    # clean_start, which begins legitimacy, only compares counters for equality. So a successor
+    # whose key is stored need not be judged again (the forget audit compares both verdicts).
+    forget_keeps_violations = True
+    # the rotation's context is the root's myC: the explorer finds it by numbered parts
+    forget_context_parts = (search.context_part, search.content_part, search.combine,
+                            search.reads_contents)
 
     def forget_relabels(self, config: Config) -> bool:
         """The rotation renames ctrl contents, which the livelock search's fairness labels read:

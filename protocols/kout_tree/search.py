@@ -38,6 +38,29 @@ def context(cfg: Config, pids: Sequence[str], procs: tuple[Proc, ...],
     return procs[pids.index(cfg.root)].myC
 
 
+def context_part(cfg: Config, pid: str, s: Proc) -> int | None:
+    """What ``context`` reads of one process state: the root's ``myC`` (nothing elsewhere)."""
+    return s.myC if pid == cfg.tree.root and cfg.feat.controller else None
+
+
+def content_part(cfg: Config, content: tuple) -> None:
+    """``context`` reads no message."""
+    return None
+
+
+def combine(cfg: Config, pids: Sequence[str], parts: tuple, _contents: frozenset) -> int:
+    """``context`` from the processes' parts (``context_part``)."""
+    if not cfg.feat.controller:
+        return 0
+    return parts[pids.index(cfg.tree.root)]
+
+
+def reads_contents(cfg: Config, pids: Sequence[str], parts: tuple) -> bool:
+    """``combine`` never reads the messages' parts: the explorer looks the context up by the
+    processes' parts alone."""
+    return False
+
+
 def forget_proc(cfg: Config, pid: str, s: Proc, d: int) -> Proc:
     """``s`` with its counter rotated by -d."""
     if not d:
