@@ -46,3 +46,9 @@ def _graphs() -> list[nx.DiGraph]:
 def test_first_cycle_is_networkx_find_cycle(k: int) -> None:
     g = _graphs()[k]
     assert first_cycle(g) == _nx_cycle(g)
+
+
+def test_a_graph_that_is_not_a_plain_digraph_still_goes_to_networkx() -> None:
+    g = nx.MultiDiGraph([("a", "b"), ("b", "a"), ("b", "a")])
+    assert first_cycle(g) == _nx_cycle(g) == ["a", "b"]
+    assert first_cycle(nx.MultiDiGraph([("a", "b")])) == []
