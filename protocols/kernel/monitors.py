@@ -32,6 +32,46 @@ LIVELOCK_WINDOW = 200_000   # states remembered since the last critical-section 
 _MASK = (1 << 64) - 1
 
 
+
+def first_cycle(g: nx.DiGraph) -> list:
+    """The nodes of the cycle ``nx.find_cycle(g)`` reports, in its order ([] if ``g`` has
+    none): a depth-first search from each node in insertion order, following successors in
+    insertion order, stopped by the first edge back to a node on the current path.
+
+    Why not ``find_cycle`` itself: its first call in a process compiles networkx's dispatch
+    wrappers (about 1.2 M instructions), which a cold ``check`` pays for one counterexample's
+    replay, more than the whole search of a small instance's last hundred states. A graph
+    that is not a plain ``DiGraph`` (a multigraph, an undirected one) still goes to networkx.
+    """
+    if type(g) is not nx.DiGraph:
+        try:
+            return [u for u, _v, *_ in nx.find_cycle(g)]
+        except nx.NetworkXNoCycle:
+            return []
+    succ = g.succ
+    done: set = set()        # nodes whose every path was followed: no cycle through them
+    for start in g:
+        if start in done:
+            continue
+        path = [start]
+        on_path = {start}
+        todo = [iter(succ[start])]      # per node of ``path``, its successors still to follow
+        while todo:
+            for v in todo[-1]:
+                if v in on_path:
+                    return path[path.index(v):]
+                if v not in done:
+                    path.append(v)
+                    on_path.add(v)
+                    todo.append(iter(succ[v]))
+                    break
+            else:
+                todo.pop()
+                u = path.pop()
+                on_path.discard(u)
+                done.add(u)
+    return []
+
 @dataclass
 class Finding:
     step: int
@@ -277,12 +317,8 @@ class Checks:
         return STUCK if stuck else MOVING
 
     def wait_cycle(self) -> list:
-        g = self.sim.protocol.wait_for(self.sim)
-        try:
-            edges = nx.find_cycle(g)
-        except nx.NetworkXNoCycle:
-            return []
-        return [u for u, _v, *_ in edges]
+        """The first cycle of the protocol's wait-for graph (``first_cycle``), [] if none."""
+        return first_cycle(self.sim.protocol.wait_for(self.sim))
 
     def save_checks(self) -> tuple:
         return (self._deadlocked, self._bad)
