@@ -471,7 +471,7 @@ export function renderView(stage, model, hooks, handlers, state) {
   if (all || d.edges) drawEdges(stage, model, ctx, hooks);
   // (a layout that moves nodes itself, hooks.place, may have moved any of them)
   if (all || d.nodes.size) drawNodes(stage, model, ctx, hooks, handlers, all || hooks.place ? null : d.nodes);
-  if (all || d.queues || d.nodes.size) drawQueues(stage, model, ctx, hooks);
+  if (all || d.queues || d.nodes.size || (d.messages && hooks.queuesFollowMessages)) drawQueues(stage, model, ctx, hooks);
   if (hooks.drawBack && (all || d.extra || d.nodes.size || d.queues)) hooks.drawBack(stage.back, model, ctx);
   drawCycles(stage, model, ctx);
   // the process that just acted (the one the last step's record names) is marked
@@ -482,7 +482,8 @@ export function renderView(stage, model, hooks, handlers, state) {
     state.acted = acted;
     state.actedGen = stage.nodesGen;
   }
-  if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, { ...ctx, spread: !!hooks.spreadMessages });
+  // (and when a queue row moved or grew: the messages keep off the rows)
+  if (all || d.messages || d.queues || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, { ...ctx, spread: !!hooks.spreadMessages });
   if (hooks.drawFront) hooks.drawFront(stage.front, model, ctx);
   // A phone has no pixel to spare: the padding the fit guessed (room for rows, chips and
   // labels that may not be there) is swapped for what was drawn, and drawn again at that zoom
