@@ -179,3 +179,31 @@ def test_present_mode_reads_on_an_older_projector(page: Any, live_server: str, s
                   f"() => [...({PRESENT_CHECKS_JS})(), ...({TOPBAR_JS})()]", settle=True,
                   always_go=False)
     expect_clean(sid, found, PRESENT_1024_NOT_YET, "in present mode at 1024x768")
+
+
+# The tree's counters box and the room either side of the drawing, in present mode: the box's
+# left edge from the figure's (px), and the empty band right of the drawing (the nodes and
+# their RSet rows).
+TREE_MARGINS_JS = """() => {
+  const v = document.getElementById('view').getBoundingClientRect();
+  const c = document.querySelector('#view .counters').getBoundingClientRect();
+  const rs = [...document.querySelectorAll('#view .layer.nodes > g, #view .layer.queues > g')]
+    .map((g) => g.getBoundingClientRect()).filter((r) => r.width > 0);
+  return {box: c.left - v.left, right: v.right - Math.max(...rs.map((r) => r.right))};
+}"""
+
+
+@pytest.mark.parametrize("sid", ["kout-random", "kout-chaos", "kout-fig2"])
+def test_present_mode_tree_keeps_a_margin_and_no_empty_band(page: Any, live_server: str,
+                                                            screenshots: Path, sid: str) -> None:
+    """Present mode at 1280x720, the figure moment: the counters ("tokens / 3-out-of-4 / ResT:
+    4/4 ...") stand clear of the figure's left edge (they touched it: 0-3 px), and the tree
+    leaves no wide empty band on its right (116-120 px were kept there for RSet rows that
+    mostly go elsewhere: kout-random, kout-chaos)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_viewer(page, live_server, f"/sim/{sid}?present=1")
+    page.evaluate(SETTLED_JS)
+    shoot(page, screenshots / "present" / f"{sid}-1280x720-margins.png")
+    m = page.evaluate(TREE_MARGINS_JS)
+    assert m["box"] >= 8, f"{sid}: the counters {m['box']:.0f} px from the figure's edge"
+    assert m["right"] <= 80, f"{sid}: {m['right']:.0f} px empty right of the tree"

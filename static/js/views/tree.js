@@ -16,6 +16,11 @@ function fmt(v) {
 // and when the counters go under the tree (a narrow figure), UNDER_PX high.
 let bare = false;
 let under = false;
+// Present mode beside the counters (a figure 800 px wide or more): the px kept right of the
+// nodes for RSet rows, fewer than the 130 of every other layout (rows go above, below and
+// left as well: 116-120 px were left empty right of kout-random's and kout-chaos's trees).
+const RIGHT_PX = 60;
+let right = null;
 const UNDER_PX = 3 * 16 * 1.5 + 40;   // three lines of 24 px, and the gap over them
 
 function details(n) {
@@ -107,13 +112,16 @@ function drawFront(layer, model, ctx) {
         lh = Math.max(13 * f * 1.05, Math.min(lh, (bottom - first) / k / (rs.length + 0.25)));
         y = Math.max(first, Math.min(y, bottom - (rs.length + 0.25) * lh * k));
       }
-      g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r - LEFT_BOX * f * k},${y})`);
+      // (and never nearer the figure's left edge than 12 px: present mode's nodes are drawn
+      // larger than the fit reckoned, and pushed the box onto the edge)
+      const x = Math.max(ctx.left != null ? ctx.left + 12 * k : -Infinity, Math.min(...xs) - ctx.r - LEFT_BOX * f * k);
+      g.setAttribute("transform", `translate(${x},${y})`);
       text(el("text", { class: "counters-title" }, g), "tokens");
       rs.forEach((r, i) => text(el("text", { y: (i + 1) * lh * k }, g), r));
     },
     // (where the nodes are and which have lines under them, too: the box under a narrow tree
     // stayed where step 1 put it, under a badge that came later: kout-fig1 at 1024x768)
-    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600) + under + ctx.dense + present() + "," + ctx.top + "," + ctx.H
+    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600) + under + ctx.dense + present() + "," + ctx.top + "," + ctx.left + "," + ctx.H
       + `@${Math.min(...xs)},${Math.max(...ys)},${ctx.r},` + Array.from(model.view.nodes.values()).map((n) => details(n).length + (n.badges || []).length).join(""));
 }
 
@@ -136,6 +144,7 @@ function place(model, stage) {
   current = model;
   placed = [];
   under = false;
+  right = null;
   const nodes = Array.from(model.view.nodes.values());
   for (const n of nodes) if (n.__sx === undefined) { n.__sx = n.x; n.__sy = n.y; }
   const W = stage.svg.clientWidth || 900, H = stage.svg.clientHeight || 450;
@@ -148,13 +157,14 @@ function place(model, stage) {
     for (const n of nodes) { n.x = n.__sx; n.y = n.__sy; }
     return;
   }
+  if (!under) right = RIGHT_PX;
   // screen px of what the fit keeps around the nodes (common.js, fitViewBox, present mode):
   // the counters' margin on the left, the queue rows' on the right, a chip row over the top
   // row, the detail lines (15 px each, and a gap) under the bottom one; nodes of 26 px
   const r = 26, chips = 34, lh = 18;
   const lines = Math.max(0, ...nodes.map((n) => details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0)));
   const lineW = Math.max(0, ...nodes.map((n) => Math.max(0, ...details(n).map((t) => t.length)))) * 9;
-  const aw = Math.max(120, W - (under ? 0 : LEFT_BOX * PRESENT + 10) - 130 - 2 * r);
+  const aw = Math.max(120, W - (under ? 0 : LEFT_BOX * PRESENT + 10) - (right ?? 130) - 2 * r);
   const span = (vs) => Math.max(...vs) - Math.min(...vs);
   const layout = (side, ah) => {
     const us = nodes.map((n) => (side ? n.__sy : n.__sx)), vs = nodes.map((n) => (side ? n.__sx : n.__sy));
@@ -244,8 +254,8 @@ function queueAnchor(n, idx, ctx) {
   // (and within the margin the fit keeps right of the nodes: a row out beyond the tree made a
   // phone's drawing wider and the fit to it smaller, kout-fig2-deadlock's tree half its figure)
   const phone = (ctx.W || 900) < 600;
-  const right = Math.max(...ns.map((m) => m.x)) + r + (phone ? 0 : 130 * k);
-  boxes.push([right, -Infinity, Infinity, Infinity]);
+  const end = Math.max(...ns.map((m) => m.x)) + r + (phone ? 0 : (right ?? 130) * k);
+  boxes.push([end, -Infinity, Infinity, Infinity]);
   // (in their margin, only as far down as they go, when they are there: under them, a row
   // left of the leftmost nodes is clear of them; kout-random at step 48 had nowhere else for
   // p8's row than across its link to p2)
@@ -318,9 +328,21 @@ function queueAnchor(n, idx, ctx) {
     return true;
   });
   const all = offLinks(links(false)), busy = offLinks(links(true));
+  // none clear: the place that lies on the least of them (kout-fig2 with the space-time strip:
+  // d's row, above-right, took r's detail line "RSet={} Prio=⊥" when the first place was the rule)
+  const least = (os) => {
+    const area = ([x0, yc, , ww = w, top = yc - h / 2 - 4 * k]) => boxes.reduce((sum, [a0, b0, a1, b1]) =>
+      sum + Math.max(0, Math.min(x0 + ww, a1) - Math.max(x0, a0)) * Math.max(0, Math.min(yc + h / 2, b1) - Math.max(top, b0)), 0);
+    let best = os[0], most = area(best);
+    for (const o of os.slice(1)) {
+      const a = area(o);
+      if (a < most - 1e-6) { best = o; most = a; }
+    }
+    return best;
+  };
   const ok = options.find(([x0, yc, , ww, top]) => clear(x0, yc, ww, top) && all(x0, yc, ww, top))
     || options.find(([x0, yc, , ww, top]) => clear(x0, yc, ww, top) && busy(x0, yc, ww, top))
-    || fewest(options.filter(([x0, yc, , ww, top]) => clear(x0, yc, ww, top)), n, w, h, ctx) || options[0];
+    || fewest(options.filter(([x0, yc, , ww, top]) => clear(x0, yc, ww, top)), n, w, h, ctx) || least(options);
   placed.push([ok[0], ok[4] ?? ok[1] - h / 2 - 4 * k, ok[0] + (ok[3] ?? w), ok[1] + h / 2]);
   return ok[2];
 }
@@ -353,6 +375,7 @@ export default {
   get leftBox() { return under ? 0 : LEFT_BOX * (present() ? PRESENT : 1) + 10; },
   // (the counters' lines under the tree, when they are there: common.js's fit keeps their room)
   get boxBelow() { return under ? UNDER_PX : 0; },
+  get rightBox() { return right ?? undefined; },
   rowsBelow: true,
   // (a row keeps off the links with tokens on them now: placed again when those change)
   queuesFollowMessages: true,
