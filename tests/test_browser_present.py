@@ -207,3 +207,29 @@ def test_present_mode_tree_keeps_a_margin_and_no_empty_band(page: Any, live_serv
     m = page.evaluate(TREE_MARGINS_JS)
     assert m["box"] >= 8, f"{sid}: the counters {m['box']:.0f} px from the figure's edge"
     assert m["right"] <= 80, f"{sid}: {m['right']:.0f} px empty right of the tree"
+
+
+# The figure's width and what of the side panel does not fit it (its tabs' labels cut, an
+# event's text wider than its button, the page scrolling sideways).
+SIDE_800_JS = """() => {
+  const out = {figure: Math.round(document.getElementById('view').getBoundingClientRect().width), cut: []};
+  for (const e of document.querySelectorAll('#side .tab, #side .ev')) {
+    if (e.offsetParent && e.scrollWidth > e.clientWidth + 1) out.cut.push(e.textContent.trim());
+  }
+  if (document.documentElement.scrollWidth > innerWidth) out.cut.push('the page scrolls sideways');
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("sid", ["kout-random", "datta-fig3"])
+def test_present_mode_at_800x600_gives_the_figure_the_room(page: Any, live_server: str,
+                                                           screenshots: Path, sid: str) -> None:
+    """Present mode at 800x600: the figure was 400 px wide beside the 400 px side panel, so
+    every layout drew it as a phone's; the side panel narrows there and the figure gets 600 px
+    or more (a projector's layout), the panel's tabs and events still whole."""
+    page.set_viewport_size({"width": 800, "height": 600})
+    open_viewer(page, live_server, f"/sim/{sid}?present=1")
+    page.evaluate(SETTLED_JS)
+    shoot(page, screenshots / "present" / f"{sid}-800x600.png")
+    m = page.evaluate(SIDE_800_JS)
+    assert m["figure"] >= 600 and m["cut"] == [], f"{sid} at 800x600: {m}"
