@@ -106,8 +106,10 @@ CONTROL_ROWS_JS = """() => {
 # other and on u4 at step 11; datta-fairness: C1's name on C1's message label and D=(R1,R2) on
 # a queue chip; datta-stress: thirty clients on a 624 px ring, C18 on C28 and C22 on C26.
 # (ui10: kout-random is back, found by the new check of messages on queue rows: at step 113
-# the ctrl token on the short link p3 to p7 lies on p12's RSet row, as in normal mode.)
-PRESENT_1024_NOT_YET = {"coterie-random", "datta-fairness", "datta-stress", "kout-random"}
+# the ctrl token on the short link p3 to p7 lies on p12's RSet row, as in normal mode;
+# coterie-random left: a deliverable message's label with no free place anywhere is left out,
+# not put on u4 and the other QRY labels.)
+PRESENT_1024_NOT_YET = {"datta-fairness", "datta-stress", "kout-random"}
 
 
 def sample_steps(step: int, total: int) -> list[int]:

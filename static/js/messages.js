@@ -371,12 +371,17 @@ function declutter(layer) {
       if (deliverable) {
         // the first place where it covers no other text and no node at least (it may cover
         // another message's shape)
+        let found = false;
         for (const [x, y, anchor] of tries) {
           lab.setAttribute("x", x); lab.setAttribute("y", y); lab.setAttribute("text-anchor", anchor);
           const r = lab.getBoundingClientRect();
           if (!fixed.some((f) => overlaps(f, r)) && !kept.some((q) => overlaps(q, r))
-              && !shapes.some(([h, b]) => h === null && overlaps(b, r))) { kept.push(r); break; }
+              && !shapes.some(([h, b]) => h === null && overlaps(b, r))) { kept.push(r); found = true; break; }
         }
+        // nowhere at all (coterie-random at 1024x768: a dozen QRY round u4): no label rather
+        // than one on another's or on a node, left where the last try put it; the tooltip, the
+        // aria-label and the events list name it
+        if (!found) lab.textContent = "";
       }
     }
   }
