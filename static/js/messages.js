@@ -63,8 +63,11 @@ export function shapePath(shape, r) {
  * direction of travel (so both directions of a channel show), the oldest nearest dst.
  * With `spread` (a layout whose links converge and cross, like the game's) each message takes
  * the place nearest its destination where its shape touches no other message and no node.
+ * `avoid`: boxes [x0, y0, x1, y1] (the queue rows drawn beside the nodes) no shape may lie on:
+ * a channel's messages slide together along their link, nearer either end, to the first place
+ * clear of them (kout-random at step 48: the PushT star on the "R" of p8's RSet row).
  */
-export function layoutMessages(messages, nodes, size, r = size * 2, spread = false, k = 1) {
+export function layoutMessages(messages, nodes, size, r = size * 2, spread = false, k = 1, avoid = []) {
   const chans = new Map();
   for (const m of messages) {
     const k = `${m.src}\u0000${m.dst}`;
@@ -77,7 +80,15 @@ export function layoutMessages(messages, nodes, size, r = size * 2, spread = fal
     const a = nodes.get(String(list[0].src)), b = nodes.get(String(list[0].dst));
     if (!b) continue;
     if (a === b) {   // a message to oneself waits beside the node, up and to the left
-      list.forEach((m, i) => out.push({ m, x: b.x - size * (3.4 + 2.4 * i), y: b.y - size * 3.4, i, nx: -0.8, ny: -0.6 }));
+      // (or up-right, down-left, down-right when a queue row is there: coterie's X_u1 row
+      // over u1 had u1's QUERY to itself on it)
+      const e = size * 1.6;
+      const at = ([ux, uy]) => list.map((m, i) => ({ m, x: b.x + ux * size * (3.4 + 2.4 * i), y: b.y + uy * size * 3.4, i,
+                                                    nx: 0.8 * ux, ny: 0.6 * uy }));
+      const clear = (qs) => qs.every((q) => avoid.every(([x0, y0, x1, y1]) =>
+        q.x + e <= x0 || q.x - e >= x1 || q.y + e <= y0 || q.y - e >= y1));
+      const sides = [[-1, -1], [1, -1], [-1, 1], [1, 1]].map(at);
+      out.push(...(sides.find(clear) || sides[0]));
       continue;
     }
     const ax = a ? a.x : b.x - 40, ay = a ? a.y : b.y - 40;
@@ -89,10 +100,31 @@ export function layoutMessages(messages, nodes, size, r = size * 2, spread = fal
     if (spread) { lines.push({ list, ax, ay, dx, dy, len, nx, ny, lo, hi }); continue; }
     const start = Math.min(hi, Math.max(lo, 0.62));
     const gap = Math.min(0.14, (size * 2.6) / len, list.length > 1 ? (start - lo) / (list.length - 1) : 1);
-    list.forEach((m, i) => {
-      const t = Math.max(lo, start - i * gap);
-      out.push({ m, x: ax + dx * t + nx * size * 0.9, y: ay + dy * t + ny * size * 0.9, i, nx, ny });
+    const at = (s0, side = 1) => list.map((m, i) => {
+      const t = Math.max(lo, s0 - i * gap);
+      return { m, x: ax + dx * t + nx * side * size * 0.9, y: ay + dy * t + ny * side * size * 0.9, i,
+               nx: nx * side, ny: ny * side };
     });
+    let ps = at(start);
+    if (avoid.length) {
+      // (a star reaches 1.45 sizes from its centre, the other shapes one: and a pixel or two)
+      const e = size * 1.6;
+      const clear = (qs) => qs.every((q) => avoid.every(([x0, y0, x1, y1]) =>
+        q.x + e <= x0 || q.x - e >= x1 || q.y + e <= y0 || q.y - e >= y1));
+      const d = (size * 0.8) / len;
+      // nearer the destination first (where the oldest is going), then nearer the source
+      for (let j = 1; j <= 40 && !clear(ps); j++) {
+        const s0 = start + (j % 2 ? 1 : -1) * Math.ceil(j / 2) * d;
+        if (s0 > hi + 1e-9 || s0 < lo - 1e-9) continue;
+        const qs = at(s0);
+        if (clear(qs)) ps = qs;
+      }
+      // a link too short to slide on (kout-random at 1024x768: p2 to p8): the other side of
+      // it, when nothing travels the other way to be told apart from
+      const back = chans.get(`${list[0].dst}\u0000${list[0].src}`);
+      if (!clear(ps) && !(back && back.length) && clear(at(start, -1))) ps = at(start, -1);
+    }
+    out.push(...ps);
   }
   if (spread) spreadOut(lines, nodes, size, r, out, k);
   return out;
@@ -171,7 +203,8 @@ export function drawMessages(layer, model, hooks, opts) {
   const nodes = model.view.nodes;
   const size = opts.msgSize;
   // Deliverable messages last, so that they are drawn on top of the ones queued behind them.
-  const placed = layoutMessages(Array.from(model.view.messages.values()), nodes, size, opts.r, !!opts.spread, opts.k || 1)
+  const placed = layoutMessages(Array.from(model.view.messages.values()), nodes, size, opts.r, !!opts.spread,
+    opts.k || 1, opts.spread || !model.view.messages.size ? [] : rowBoxes(layer))
     .sort((a, b) => (a.m.deliverable === b.m.deliverable ? 0 : a.m.deliverable ? 1 : -1));
   const showLabels = placed.length <= 40 && opts.labels;
   keyed(layer, placed, (p) => p.m.id,
@@ -225,6 +258,26 @@ export function drawMessages(layer, model, hooks, opts) {
   if (showLabels) declutter(layer);
 }
 
+/**
+ * The boxes, in the drawing's units, of the queue rows drawn beside the nodes (common.js's
+ * drawQueues, drawn before the messages): where no message shape may lie. None when there
+ * are many (a crowded ring's rows are a table, or left to the inspector).
+ */
+function rowBoxes(layer) {
+  const svg = layer.ownerSVGElement;
+  const rows = svg ? svg.querySelectorAll(".layer.queues > .queue") : [];
+  const m = svg && rows.length && rows.length <= 40 && svg.getScreenCTM();
+  if (!m) return [];
+  const inv = m.inverse(), out = [];
+  for (const g of rows) {
+    const b = g.getBoundingClientRect();
+    if (!b.width) continue;
+    const p = new DOMPoint(b.left, b.top).matrixTransform(inv), q = new DOMPoint(b.right, b.bottom).matrixTransform(inv);
+    out.push([Math.min(p.x, q.x), Math.min(p.y, q.y), Math.max(p.x, q.x), Math.max(p.y, q.y)]);
+  }
+  return out;
+}
+
 /** "NewReq" → "NR", "nsACK" → "nACK", "KL-ACK2" → "KA2": first letter, capitals and digits.
  * A count of messages behind it stays a count: "Info ×2" → "I ×2" (it read "I2", a name). */
 export function initials(label) {
@@ -248,6 +301,11 @@ function declutter(layer) {
   const fixed = Array.from(svg.querySelectorAll("text"))
     .filter((t) => !layer.contains(t) && t.textContent.trim())
     .map((t) => t.getBoundingClientRect()).filter((r) => r.width > 0);
+  // nor on a queue row's chips, whose text is in them (kout-chaos: "PT" on p2's RSet chip)
+  for (const c of svg.querySelectorAll(".layer.queues .qchip")) {
+    const r = c.getBoundingClientRect();
+    if (r.width > 0) fixed.push(r);
+  }
   const kept = [];
   // nor past the figure's edge: a ring fitted to a narrow figure's height (present mode at
   // 1024x768) left no room beside it for "NewRequest(C1, 2, R1)", and the other side of its
@@ -313,12 +371,17 @@ function declutter(layer) {
       if (deliverable) {
         // the first place where it covers no other text and no node at least (it may cover
         // another message's shape)
+        let found = false;
         for (const [x, y, anchor] of tries) {
           lab.setAttribute("x", x); lab.setAttribute("y", y); lab.setAttribute("text-anchor", anchor);
           const r = lab.getBoundingClientRect();
           if (!fixed.some((f) => overlaps(f, r)) && !kept.some((q) => overlaps(q, r))
-              && !shapes.some(([h, b]) => h === null && overlaps(b, r))) { kept.push(r); break; }
+              && !shapes.some(([h, b]) => h === null && overlaps(b, r))) { kept.push(r); found = true; break; }
         }
+        // nowhere at all (coterie-random at 1024x768: a dozen QRY round u4): no label rather
+        // than one on another's or on a node, left where the last try put it; the tooltip, the
+        // aria-label and the events list name it
+        if (!found) lab.textContent = "";
       }
     }
   }

@@ -160,7 +160,10 @@ export function drawNodes(stage, model, ctx, hooks, handlers, only = null) {
   };
   // the zoom is part of it: detail lines are spaced in screen pixels (a refit that changed
   // only the zoom used to leave them spaced for the old one, under text sized for the new)
-  const sig = (n) => JSON.stringify(n) + (ctx.selected === String(n.id) ? "*" : "") + ctx.r + ctx.dense + "," + ctx.k;
+  // (and the lines a layout gives it: the tree's, in present mode, come and go with the room
+  // between its rows, and kout-fig2's root kept lines drawn before the space-time strip opened)
+  const sig = (n) => JSON.stringify(n) + (ctx.selected === String(n.id) ? "*" : "") + ctx.r + ctx.dense + "," + ctx.k
+    + (hooks.details ? "|" + hooks.details(n, model).join("|") : "");
   const els = stage.nodeEls;
   if (only && els && els.size === model.view.nodes.size
       && Array.from(only).every((id) => els.has(id) && model.view.nodes.has(id))) {
@@ -363,7 +366,8 @@ function fitViewBox(stage, model, ctx, hooks) {
   // padding is in screen pixels, so it depends on the zoom: iterate to the fixed point
   for (let i = 0; i < (hooks.leftBox ? 40 : 2) && !hooks.extent && !stage.table; i++) {
     // (on a phone the queue rows hang under their nodes, half a row's width each side: less)
-    const padX = ctx.r + (model.view.queues.size ? (W < 600 ? 75 : 130) : 50) * k;
+    // (a layout that keeps its rows nearer says how much room they need right of the nodes)
+    const padX = ctx.r + (hooks.rightBox ?? (model.view.queues.size ? (W < 600 ? 75 : 130) : 50)) * k;
     // a layout's box of counters left of the figure (the tree's tokens) gets a margin of its own
     const padL = Math.max(padX, ctx.r + (W >= 600 && hooks.leftBox || 0) * k);
     // (queue rows over a node are larger by qf in present mode: coterie-example4's X_u2 row
@@ -460,6 +464,7 @@ export function renderView(stage, model, hooks, handlers, state) {
   ctx.H = stage.H;
   ctx.W = stage.W;
   ctx.top = stage.top;
+  ctx.left = stage.left;
   ctx.dense = !!stage.dense;
   // Node labels fit inside their node: at most 15 px, less on a crowded ring.
   const labelPx = Math.max(8, Math.min(present ? 19 : 15, (ctx.r / ctx.k) * 0.95));
@@ -471,7 +476,7 @@ export function renderView(stage, model, hooks, handlers, state) {
   if (all || d.edges) drawEdges(stage, model, ctx, hooks);
   // (a layout that moves nodes itself, hooks.place, may have moved any of them)
   if (all || d.nodes.size) drawNodes(stage, model, ctx, hooks, handlers, all || hooks.place ? null : d.nodes);
-  if (all || d.queues || d.nodes.size) drawQueues(stage, model, ctx, hooks);
+  if (all || d.queues || d.nodes.size || (d.messages && hooks.queuesFollowMessages)) drawQueues(stage, model, ctx, hooks);
   if (hooks.drawBack && (all || d.extra || d.nodes.size || d.queues)) hooks.drawBack(stage.back, model, ctx);
   drawCycles(stage, model, ctx);
   // the process that just acted (the one the last step's record names) is marked
@@ -482,7 +487,8 @@ export function renderView(stage, model, hooks, handlers, state) {
     state.acted = acted;
     state.actedGen = stage.nodesGen;
   }
-  if (all || d.messages || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, { ...ctx, spread: !!hooks.spreadMessages });
+  // (and when a queue row moved or grew: the messages keep off the rows)
+  if (all || d.messages || d.queues || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, { ...ctx, spread: !!hooks.spreadMessages });
   if (hooks.drawFront) hooks.drawFront(stage.front, model, ctx);
   // A phone has no pixel to spare: the padding the fit guessed (room for rows, chips and
   // labels that may not be there) is swapped for what was drawn, and drawn again at that zoom
@@ -520,6 +526,7 @@ function setBox(stage, box) {
   attr(stage.svg, "viewBox", box.map((v) => v.toFixed(0)).join(" "));
   stage.k = k;
   stage.top = box[1] - Math.max(0, (stage.H * k - box[3]) / 2);
+  stage.left = box[0] - Math.max(0, (stage.W * k - box[2]) / 2);   // (and its left)
   stage.svg.style.setProperty("--k", k.toFixed(3));
   for (const m of stage.svg.querySelectorAll("marker")) {
     attr(m, "markerWidth", (12 * k).toFixed(1));

@@ -170,6 +170,12 @@ function queueAnchor2(n, idx, ctx) {
   }
   const lines = ctx.dense ? 0 : details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0);
   const line = Math.max(15 * (ctx.qf || 1), (ctx.lh || 14) + 1) * (ctx.k || 1);
+  // a narrow projector's figure (1024x768 in present mode: 624 px): rows centred under R1 and
+  // R2 reached the clients between them (datta-fairness: R2's Q_strong on C1, its Q_token on
+  // C1's D=(R1,R2)); there each row's name goes over its chips (a row half as wide)
+  if (ctx.W >= 600 && ctx.W < 760) {
+    return { x: n.x, y: n.y + ctx.r + (32 + idx * 38) * k + lines * line, centre: true, stack: true };
+  }
   return { x: n.x, y: n.y + ctx.r + (16 + idx * 22) * k + lines * line, centre: true };
 }
 

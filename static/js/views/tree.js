@@ -4,6 +4,7 @@
 // and the token counts and the root controller's counters in a corner box.
 
 import { el, keyed, text } from "../svg.js";
+import { layoutMessages } from "../messages.js";
 
 function fmt(v) {
   if (Array.isArray(v)) return `{${v.join(",")}}`;
@@ -15,6 +16,11 @@ function fmt(v) {
 // and when the counters go under the tree (a narrow figure), UNDER_PX high.
 let bare = false;
 let under = false;
+// Present mode beside the counters (a figure 800 px wide or more): the px kept right of the
+// nodes for RSet rows, fewer than the 130 of every other layout (rows go above, below and
+// left as well: 116-120 px were left empty right of kout-random's and kout-chaos's trees).
+const RIGHT_PX = 60;
+let right = null;
 const UNDER_PX = 3 * 16 * 1.5 + 40;   // three lines of 24 px, and the gap over them
 
 function details(n) {
@@ -56,8 +62,8 @@ const LEFT_BOX = 150;   // px: the counters box's width ("not yet legitimate ✗
 const PRESENT = 1.5;    // present mode: the counters at 19.5 px (app.css), their box as much wider
 const present = () => document.body.classList.contains("present");
 
-/** Tokens in circulation vs expected, legitimacy, and the root's controller counters. */
-function drawFront(layer, model, ctx) {
+/** The counters' lines: tokens in circulation vs expected, legitimacy, the root's counters. */
+function counterRows(model) {
   const x = model.view.extra || {};
   const rows = [];
   if (x.ell !== undefined) rows.push(`${x.k ?? "k"}-out-of-${x.ell}`);
@@ -66,6 +72,12 @@ function drawFront(layer, model, ctx) {
   if (x.legitimate !== undefined) rows.push(x.legitimate ? "legitimate ✓" : "not yet legitimate ✗");
   const root = model.view.nodes.get(String(x.root));
   if (root) for (const k of ["SToken", "SPush", "SPrio", "Reset"]) if (root[k] !== undefined) rows.push(`${k}=${fmt(root[k])}`);
+  return rows;
+}
+
+/** Tokens in circulation vs expected, legitimacy, and the root's controller counters. */
+function drawFront(layer, model, ctx) {
+  const rows = counterRows(model);
   const xs = Array.from(model.view.nodes.values()).map((n) => n.x);
   const ys = Array.from(model.view.nodes.values()).map((n) => n.y);
   const k = ctx.k || 1;
@@ -100,13 +112,16 @@ function drawFront(layer, model, ctx) {
         lh = Math.max(13 * f * 1.05, Math.min(lh, (bottom - first) / k / (rs.length + 0.25)));
         y = Math.max(first, Math.min(y, bottom - (rs.length + 0.25) * lh * k));
       }
-      g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r - LEFT_BOX * f * k},${y})`);
+      // (and never nearer the figure's left edge than 12 px: present mode's nodes are drawn
+      // larger than the fit reckoned, and pushed the box onto the edge)
+      const x = Math.max(ctx.left != null ? ctx.left + 12 * k : -Infinity, Math.min(...xs) - ctx.r - LEFT_BOX * f * k);
+      g.setAttribute("transform", `translate(${x},${y})`);
       text(el("text", { class: "counters-title" }, g), "tokens");
       rs.forEach((r, i) => text(el("text", { y: (i + 1) * lh * k }, g), r));
     },
     // (where the nodes are and which have lines under them, too: the box under a narrow tree
     // stayed where step 1 put it, under a badge that came later: kout-fig1 at 1024x768)
-    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600) + under + ctx.dense + present() + "," + ctx.top + "," + ctx.H
+    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600) + under + ctx.dense + present() + "," + ctx.top + "," + ctx.left + "," + ctx.H
       + `@${Math.min(...xs)},${Math.max(...ys)},${ctx.r},` + Array.from(model.view.nodes.values()).map((n) => details(n).length + (n.badges || []).length).join(""));
 }
 
@@ -129,6 +144,7 @@ function place(model, stage) {
   current = model;
   placed = [];
   under = false;
+  right = null;
   const nodes = Array.from(model.view.nodes.values());
   for (const n of nodes) if (n.__sx === undefined) { n.__sx = n.x; n.__sy = n.y; }
   const W = stage.svg.clientWidth || 900, H = stage.svg.clientHeight || 450;
@@ -141,13 +157,14 @@ function place(model, stage) {
     for (const n of nodes) { n.x = n.__sx; n.y = n.__sy; }
     return;
   }
+  if (!under) right = RIGHT_PX;
   // screen px of what the fit keeps around the nodes (common.js, fitViewBox, present mode):
   // the counters' margin on the left, the queue rows' on the right, a chip row over the top
   // row, the detail lines (15 px each, and a gap) under the bottom one; nodes of 26 px
   const r = 26, chips = 34, lh = 18;
   const lines = Math.max(0, ...nodes.map((n) => details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0)));
   const lineW = Math.max(0, ...nodes.map((n) => Math.max(0, ...details(n).map((t) => t.length)))) * 9;
-  const aw = Math.max(120, W - (under ? 0 : LEFT_BOX * PRESENT + 10) - 130 - 2 * r);
+  const aw = Math.max(120, W - (under ? 0 : LEFT_BOX * PRESENT + 10) - (right ?? 130) - 2 * r);
   const span = (vs) => Math.max(...vs) - Math.min(...vs);
   const layout = (side, ah) => {
     const us = nodes.map((n) => (side ? n.__sy : n.__sx)), vs = nodes.map((n) => (side ? n.__sx : n.__sy));
@@ -237,15 +254,32 @@ function queueAnchor(n, idx, ctx) {
   // (and within the margin the fit keeps right of the nodes: a row out beyond the tree made a
   // phone's drawing wider and the fit to it smaller, kout-fig2-deadlock's tree half its figure)
   const phone = (ctx.W || 900) < 600;
-  const right = Math.max(...ns.map((m) => m.x)) + r + (phone ? 0 : 130 * k);
-  boxes.push([right, -Infinity, Infinity, Infinity]);
-  if (!phone) boxes.push([-Infinity, -Infinity, Math.min(...ns.map((m) => m.x)) - r, Infinity]);
+  const end = Math.max(...ns.map((m) => m.x)) + r + (phone ? 0 : (right ?? 130) * k);
+  boxes.push([end, -Infinity, Infinity, Infinity]);
+  // (in their margin, only as far down as they go, when they are there: under them, a row
+  // left of the leftmost nodes is clear of them; kout-random at step 48 had nowhere else for
+  // p8's row than across its link to p2)
+  if (!phone) {
+    const f = present() ? PRESENT : 1, left = Math.min(...ns.map((m) => m.x)) - r;
+    if (!under) boxes.push([-Infinity, -Infinity, left, Math.min(...ns.map((m) => m.y)) - r + (counterRows(model).length * 16 * f + 6) * k]);
+    // (and never past the margin's own left end, the figure's edge: the counters' margin, or
+    // the queue rows' as on the right when a narrow projector's counters are under the tree)
+    boxes.push([-Infinity, -Infinity, left - (under ? 130 : LEFT_BOX * f) * k, Infinity]);
+    if (under) boxes.push([-Infinity, Math.max(...ns.map((m) => m.y)) + r + 16 * k, Infinity, Infinity]);
+  }
   else {
     boxes.push([-Infinity, Math.max(...ns.map((m) => m.y)) + r + 16 * k, Infinity, Infinity]);
     boxes.push([-Infinity, -Infinity, Math.min(...ns.map((m) => m.x)) - r, Infinity]);
   }
-  const clear = (x0, yc) => boxes.every(([a0, b0, a1, b1]) =>
-    x0 + w <= a0 || x0 >= a1 || yc + h / 2 <= b0 || yc - h / 2 - 4 * k >= b1);
+  // (an option's own width and top: a stacked row, its name over its chips, is narrower)
+  // nor past the top or bottom of what the figure shows (the lower places: with the space-time
+  // strip open found-kout-tree-as-printed-extra-resource-token's r had its row under the edge)
+  if (ctx.top != null && ctx.H) {
+    boxes.push([-Infinity, -Infinity, Infinity, ctx.top]);
+    boxes.push([-Infinity, ctx.top + ctx.H * k, Infinity, Infinity]);
+  }
+  const clear = (x0, yc, ww = w, top = yc - h / 2 - 4 * k) => boxes.every(([a0, b0, a1, b1]) =>
+    x0 + ww <= a0 || x0 >= a1 || yc + h / 2 <= b0 || top >= b1);
   const options = [
     [n.x + r * 0.7, up, { x: n.x + r * 0.7, y: up, right: true }],
     [n.x - r * 0.7 - w, up, { x: n.x - r * 0.7, y: up, right: false }],
@@ -255,11 +289,81 @@ function queueAnchor(n, idx, ctx) {
     [n.x + r + 6 * k, n.y, { x: n.x + r + 6 * k, y: n.y, right: true }],
     [n.x - r - 6 * k - w, n.y, { x: n.x - r - 6 * k, y: n.y, right: false }],
   ];
+  // then above and below clear of the row of nodes it stands in (a present-mode row is 1.6
+  // times higher, and reached onto its neighbours' circles: kout-random at step 113, p12)
+  const up2 = Math.min(up, n.y - r - 3 * k - h / 2), down2 = Math.max(down, n.y + r + 7 * k + h / 2);
+  for (const y of [up2, down2]) {
+    options.push([n.x + r * 0.7, y, { x: n.x + r * 0.7, y, right: true }]);
+    options.push([n.x - r * 0.7 - w, y, { x: n.x - r * 0.7, y, right: false }]);
+  }
+  // last, the row stacked (its name on a line over its chips, as wide as they are) above-left
+  // and above-right: kout-random at 1024x768, p8 at the figure's left edge, its neighbours
+  // close, and its row across its link to p2 else
+  const sw = w - (String(q.name).length * 7 + 6) * k * qf, sup = up - 12 * k * qf, stop = sup - h / 2 - 14 * k * qf;
+  options.push([n.x - r * 0.7 - sw, sup, { x: n.x - r * 0.7, y: sup, right: false, stack: true }, sw, stop]);
+  options.push([n.x + r * 0.7, sup, { x: n.x + r * 0.7, y: sup, right: true, stack: true }, sw, stop]);
   // (and the rows placed before it in this drawing: kout-fig2's RSet rows of a and d met)
   for (const [x0, y0, x1, y1] of placed) boxes.push([x0, y0, x1, y1]);
-  const ok = options.find(([x0, yc]) => clear(x0, yc)) || options[0];
-  placed.push([ok[0], ok[1] - h / 2 - 4 * k, ok[0] + w, ok[1] + h / 2]);
+  // and off the links, where the tokens travel: first off every link (a row that stays put
+  // while they come and go), else off those with a token on them now (kout-random at step 48:
+  // p8's row above-right lay across its link to p2, the PushT star on its "R")
+  const band = 2.5 * (ctx.msgSize || 8);   // a message's offset from its link and its size
+  const links = (busy) => {
+    const out = [];
+    const on = new Set(Array.from(model.view.messages.values()).map((m) => `${m.src}|${m.dst}`));
+    for (const e of model.view.edges) {
+      if (busy && !on.has(`${e.src}|${e.dst}`) && !on.has(`${e.dst}|${e.src}`)) continue;
+      const a = model.view.nodes.get(String(e.src)), b = model.view.nodes.get(String(e.dst));
+      if (a && b && a !== b) out.push([a, b]);
+    }
+    return out;
+  };
+  const offLinks = (ls) => (x0, yc, ww = w, top = yc - h / 2 - 4 * k) => ls.every(([a, b]) => {
+    const len = Math.hypot(b.x - a.x, b.y - a.y), steps = Math.ceil(len / band) + 1;
+    for (let i = 0; i <= steps; i++) {
+      const t = i / steps, x = a.x + (b.x - a.x) * t, y = a.y + (b.y - a.y) * t;
+      if (Math.hypot(x - a.x, y - a.y) < r || Math.hypot(x - b.x, y - b.y) < r) continue;
+      if (x > x0 - band && x < x0 + ww + band && y > top - band && y < yc + h / 2 + band) return false;
+    }
+    return true;
+  });
+  const all = offLinks(links(false)), busy = offLinks(links(true));
+  // none clear: the place that lies on the least of them (kout-fig2 with the space-time strip:
+  // d's row, above-right, took r's detail line "RSet={} Prio=⊥" when the first place was the rule)
+  const least = (os) => {
+    const area = ([x0, yc, , ww = w, top = yc - h / 2 - 4 * k]) => boxes.reduce((sum, [a0, b0, a1, b1]) =>
+      sum + Math.max(0, Math.min(x0 + ww, a1) - Math.max(x0, a0)) * Math.max(0, Math.min(yc + h / 2, b1) - Math.max(top, b0)), 0);
+    let best = os[0], most = area(best);
+    for (const o of os.slice(1)) {
+      const a = area(o);
+      if (a < most - 1e-6) { best = o; most = a; }
+    }
+    return best;
+  };
+  const ok = options.find(([x0, yc, , ww, top]) => clear(x0, yc, ww, top) && all(x0, yc, ww, top))
+    || options.find(([x0, yc, , ww, top]) => clear(x0, yc, ww, top) && busy(x0, yc, ww, top))
+    || fewest(options.filter(([x0, yc, , ww, top]) => clear(x0, yc, ww, top)), n, w, h, ctx) || least(options);
+  placed.push([ok[0], ok[4] ?? ok[1] - h / 2 - 4 * k, ok[0] + (ok[3] ?? w), ok[1] + h / 2]);
   return ok[2];
+}
+
+/**
+ * Of the row's places clear of every node and row, but none off the links with tokens on
+ * them, the one with the fewest tokens' shapes on it where they are drawn now (kout-chaos:
+ * eight tokens on the link p1 to p2 and every place round p2 near a busy link).
+ */
+function fewest(options, n, w, h, ctx) {
+  if (!options.length) return null;
+  const k = ctx.k || 1, e = (ctx.msgSize || 8) * 1.6;
+  const at = layoutMessages(Array.from(current.view.messages.values()), current.view.nodes, ctx.msgSize || 8, ctx.r);
+  const on = ([x0, yc, , ww = w, top = yc - h / 2 - 4 * k]) => at.filter((p) => p.x + e > x0 && p.x - e < x0 + ww
+    && p.y + e > top && p.y - e < yc + h / 2).length;
+  let best = options[0], most = on(best);
+  for (const o of options.slice(1)) {
+    const c = on(o);
+    if (c < most) { best = o; most = c; }
+  }
+  return best;
 }
 
 export default {
@@ -271,7 +375,10 @@ export default {
   get leftBox() { return under ? 0 : LEFT_BOX * (present() ? PRESENT : 1) + 10; },
   // (the counters' lines under the tree, when they are there: common.js's fit keeps their room)
   get boxBelow() { return under ? UNDER_PX : 0; },
+  get rightBox() { return right ?? undefined; },
   rowsBelow: true,
+  // (a row keeps off the links with tokens on them now: placed again when those change)
+  queuesFollowMessages: true,
   // Above-right of the node, in the gap between rows: beside it, a wide tree's next node in the
   // same row would sit under the chips. (Elsewhere around it when another node is there:
   // queueAnchor above.)
