@@ -126,6 +126,24 @@ def expect_clean(sid: str, found: Any, not_yet: set[str], what: str) -> None:
         assert not found, f"{sid} {what}: {found}"
 
 
+def present_sweep(page: Any, live_server: str, out: Path, sid: str, size: tuple[int, int],
+                  not_yet: set[str], suffix: str) -> dict[str, Any]:
+    """Open ``sid`` in present mode at ``size``, shoot it, and sweep the figure moment and five
+    steps spread over the run with the present checks and the top bar's; a scenario outside
+    ``not_yet`` must be clean. Returns the opened scenario's step and total."""
+    out.mkdir(exist_ok=True)
+    w, h = size
+    page.set_viewport_size({"width": w, "height": h})
+    s = open_viewer(page, live_server, f"/sim/{sid}?present=1")
+    page.evaluate(SETTLED_JS)
+    shoot(page, out / f"{sid}-{w}x{h}{suffix}.png")
+    found = sweep(page, sample_steps(s["step"], s["total"]),
+                  f"() => [...({PRESENT_CHECKS_JS})(), ...({TOPBAR_JS})()]", settle=True,
+                  always_go=False)
+    expect_clean(sid, found, not_yet, f"in present mode at {w}x{h}")
+    return s
+
+
 @pytest.mark.parametrize("sid", SCENARIOS)
 def test_present_mode_reads_on_a_projector(page: Any, live_server: str, screenshots: Path,
                                            sid: str) -> None:
@@ -135,15 +153,7 @@ def test_present_mode_reads_on_a_projector(page: Any, live_server: str, screensh
     "more" and the space-time strip open: the same. The top bar at 800x600 and 1024x768, in
     present and normal mode."""
     out = screenshots / "present"
-    out.mkdir(exist_ok=True)
-    page.set_viewport_size({"width": 1280, "height": 720})
-    s = open_viewer(page, live_server, f"/sim/{sid}?present=1")
-    page.evaluate(SETTLED_JS)
-    shoot(page, out / f"{sid}-1280x720.png")
-    steps = sample_steps(s["step"], s["total"])
-    found = sweep(page, steps, f"() => [...({PRESENT_CHECKS_JS})(), ...({TOPBAR_JS})()]",
-                  settle=True, always_go=False)
-    expect_clean(sid, found, PRESENT_NOT_YET, "in present mode at 1280x720")
+    s = present_sweep(page, live_server, out, sid, (1280, 720), PRESENT_NOT_YET, "")
     # back at the figure moment, "more" and the space-time strip open
     page.evaluate("k => window.allocscope.act.goto(k)", s["step"])
     page.click("#btn-more")
@@ -172,16 +182,8 @@ def test_present_mode_reads_on_an_older_projector(page: Any, live_server: str, s
                                                   sid: str) -> None:
     """Present mode at 1024x768, at the figure moment and five steps spread over the run: the
     checks of the 1280x720 sweep (labels, nodes, edges, queue rows, the top bar)."""
-    out = screenshots / "present"
-    out.mkdir(exist_ok=True)
-    page.set_viewport_size({"width": 1024, "height": 768})
-    s = open_viewer(page, live_server, f"/sim/{sid}?present=1")
-    page.evaluate(SETTLED_JS)
-    shoot(page, out / f"{sid}-1024x768-figure.png")
-    found = sweep(page, sample_steps(s["step"], s["total"]),
-                  f"() => [...({PRESENT_CHECKS_JS})(), ...({TOPBAR_JS})()]", settle=True,
-                  always_go=False)
-    expect_clean(sid, found, PRESENT_1024_NOT_YET, "in present mode at 1024x768")
+    present_sweep(page, live_server, screenshots / "present", sid, (1024, 768),
+                  PRESENT_1024_NOT_YET, "-figure")
 
 
 # The tree's counters box and the room either side of the drawing, in present mode: the box's
