@@ -32,7 +32,6 @@ LIVELOCK_WINDOW = 200_000   # states remembered since the last critical-section 
 _MASK = (1 << 64) - 1
 
 
-
 def first_cycle(g: nx.DiGraph) -> list:
     """The nodes of the cycle ``nx.find_cycle(g)`` reports, in its order ([] if ``g`` has
     none): a depth-first search from each node in insertion order, following successors in
@@ -71,6 +70,7 @@ def first_cycle(g: nx.DiGraph) -> list:
                 on_path.discard(u)
                 done.add(u)
     return []
+
 
 @dataclass
 class Finding:
