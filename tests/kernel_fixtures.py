@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -182,3 +182,59 @@ class Copycat(Peek):
         except:  # noqa: E722 - the point of the fixture
             on = False
         ctx.put("p0", Lamp(on=on))
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    c: int = 0              # 1: in its critical section
+    # ghost (kernel.canon): written only by the monitor, as kout_tree's ``legit`` is
+    seen: bool = field(default=False, metadata={"ghost": True})
+
+
+class Witness(Protocol):
+    """p0 enters and leaves its critical section; a Beacon is in flight to p1 until p1 takes
+    it. The monitor marks p0 (a ghost field) once it sees p0 in its critical section while the
+    Beacon is still in flight: a ghost write read from the channels, made after a step that
+    touched only p0 (its first entry), as kout_tree's clean start is read from the tokens in
+    flight. Entering a critical section takes the lean simulator (not p0 alone), where a local
+    step's effect is recorded; this one must not be (``Protocol.monitor_ghost``): replayed
+    once the Beacon is gone, it would carry the mark over wrongly."""
+
+    id = "test_witness"
+    variants = ("default",)
+
+    def setup(self, scenario: Any, variant: str) -> Setup:
+        return Setup(("p0", "p1"), (Marker(), Inbox()), capacity={"R": 1},
+                     messages=(("p0", "p1", "Beacon", None),))
+
+    def actions(self, config: Any, pid: str, s: Any) -> list[Action]:
+        if pid != "p0":
+            return []
+        return [Action(ENV, "leave" if s.c else "enter", progress=False)]
+
+    def do_enter(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        ctx.put(pid, replace(ctx.get(pid), c=1))
+        ctx.enter_cs(pid, ("R",))
+
+    def do_leave(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        ctx.exit_cs(pid)
+        ctx.put(pid, replace(ctx.get(pid), c=0))
+
+    def on_Beacon(self, ctx: Ctx, msg: Message) -> None:
+        ctx.put(msg.dst, Inbox(received=(1,)))
+
+    def monitor_writes(self, config: Any) -> bool:
+        return True
+
+    def monitor_ghost(self, sim: Any) -> tuple[str, Marker] | None:
+        p0 = sim.proc("p0")
+        if p0.seen or p0.c != 1 or not any(m.kind == "Beacon" for m in sim.inflight.values()):
+            return None
+        return "p0", replace(p0, seen=True)
+
+    def violations(self, sim: Any) -> list[str]:
+        # after a step the monitor writes its mark; on a state the search stored (no
+        # monitors, kout_tree's ``_observe_searching``) the search has made the write already
+        if sim.monitors is not None and (write := self.monitor_ghost(sim)) is not None:
+            sim.put_ghost(*write)
+        return []

@@ -484,6 +484,31 @@ def test_a_step_that_peeks_is_replayed_only_where_the_probe_answers_the_same():
     assert after.violations == ref.step(on.state, tick1).violations
 
 
+def test_a_step_after_which_the_monitor_writes_its_ghost_is_never_recorded():
+    """``Witness``: p0's first entry happens while the Beacon is in flight, so the monitor
+    marks p0 after it. The memoised search must not record that step's effect (mark
+    included) and replay it once the Beacon is delivered: it reaches exactly the states the
+    lean simulator reaches, among them p0 in its critical section, unmarked, Beacon gone.
+    (Removing the check in ``Transitions._remember`` loses that state.)"""
+    from protocols.explorer.engine import Search, SearchOptions
+    from protocols.kernel import Transitions
+    from tests.kernel_fixtures import Witness
+
+    def states(fast: bool) -> set:
+        ts = Transitions(Simulator(Witness(), scenario(channels="unordered")), fast=fast)
+        seen = {ts.initial}
+        s = Search(ts, SearchOptions(max_states=1_000, deadlocks=False,
+                                     audit=lambda st, _schedule: seen.add(st)))
+        s.run()
+        assert s.fast == fast
+        return {(st.procs[0].c, st.procs[0].seen, len(st.messages)) for st in seen}
+
+    reference = states(False)
+    assert (1, False, 0) in reference       # entered after the Beacon was taken: not marked
+    assert (1, True, 1) in reference        # entered while it was in flight: marked
+    assert states(True) == reference
+
+
 # ---------------------------------------------------------------- first-time steps, alone
 FIRST_STEPS = [("datta-fig1", "naive"), ("datta-fig3", "full"), ("coterie-fig1", "full"),
                ("game-three-nodes", "full"), ("token-ring", "reliable")]
