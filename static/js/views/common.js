@@ -363,31 +363,46 @@ function fitViewBox(stage, model, ctx, hooks) {
     box = fitBesideTable(stage, model, ctx, { xs, ys, W, H, lines, near });
     k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
   }
-  // padding is in screen pixels, so it depends on the zoom: iterate to the fixed point
-  for (let i = 0; i < (hooks.leftBox ? 40 : 2) && !hooks.extent && !stage.table; i++) {
-    // (on a phone the queue rows hang under their nodes, half a row's width each side: less)
-    // (a layout that keeps its rows nearer says how much room they need right of the nodes)
-    const padX = ctx.r + (hooks.rightBox ?? (model.view.queues.size ? (W < 600 ? 75 : 130) : 50)) * k;
-    // a layout's box of counters left of the figure (the tree's tokens) gets a margin of its own
-    const padL = Math.max(padX, ctx.r + (W >= 600 && hooks.leftBox || 0) * k);
-    // (queue rows over a node are larger by qf in present mode: coterie-example4's X_u2 row
-    // was cut by the top edge)
-    // (a phone's tree puts its counters under it: hooks.leftBox lines of room there instead)
-    const padTop = ctx.r + (30 + (model.view.queues.size ? 30 * ((ctx.qf || 1) - 1) : 0)) * k, padBottom = ctx.r + (22 + (ctx.room || 15) * (lines + 1) + (W < 600 && hooks.leftBox ? 30 : 0) + (hooks.boxBelow || 0)) * k;
-    const x1 = Math.max(...xs) + padX;
-    const y0 = Math.min(...ys) - padTop, y1 = Math.max(...ys) + padBottom;
-    const x0 = Math.min(...xs) - padL;
-    box = [x0, y0, x1 - x0, y1 - y0];
-    k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
-  }
-  stage.H = H;
-  stage.W = W;
-  setBox(stage, box);
   // Nodes closer than ~95 screen pixels have no room for detail lines (tooltips and the
   // inspector still have them).
   // A layout whose detail lines hang under nodes stacked in rows (the tree) needs the lines'
   // height between two rows as well, and room for the tokens travelling on the edges there.
-  stage.dense = near / k < (hooks.rowsBelow ? Math.max(95, 2 * Math.min(34, near * 0.32) / k + 70 + ((ctx.room || 15) - 1) * lines) : 95);
+  const crowded = (kk) => near / kk < (hooks.rowsBelow ? Math.max(95, 2 * Math.min(34, near * 0.32) / kk + 70 + ((ctx.room || 15) - 1) * lines) : 95);
+  // padding is in screen pixels, so it depends on the zoom: iterate to the fixed point
+  const fit = (room) => {
+    let kk = 1, b = null;
+    for (let i = 0; i < (hooks.leftBox ? 40 : 2); i++) {
+      // (on a phone the queue rows hang under their nodes, half a row's width each side: less)
+      // (a layout that keeps its rows nearer says how much room they need right of the nodes)
+      const padX = ctx.r + (hooks.rightBox ?? (model.view.queues.size ? (W < 600 ? 75 : 130) : 50)) * kk;
+      // a layout's box of counters left of the figure (the tree's tokens) gets a margin of its own
+      const padL = Math.max(padX, ctx.r + (W >= 600 && hooks.leftBox || 0) * kk);
+      // (queue rows over a node are larger by qf in present mode: coterie-example4's X_u2 row
+      // was cut by the top edge)
+      // (a phone's tree puts its counters under it: hooks.leftBox lines of room there instead)
+      const padTop = ctx.r + (30 + (model.view.queues.size ? 30 * ((ctx.qf || 1) - 1) : 0)) * kk, padBottom = ctx.r + (22 + (ctx.room || 15) * (room + 1) + (W < 600 && hooks.leftBox ? 30 : 0) + (hooks.boxBelow || 0)) * kk;
+      const x1 = Math.max(...xs) + padX;
+      const y0 = Math.min(...ys) - padTop, y1 = Math.max(...ys) + padBottom;
+      const x0 = Math.min(...xs) - padL;
+      b = [x0, y0, x1 - x0, y1 - y0];
+      kk = 1 / (Math.min(W / b[2], H / b[3]) || 1);
+    }
+    return [b, kk];
+  };
+  if (!hooks.extent && !stage.table) {
+    [box, k] = fit(lines);
+    // a tree too crowded for its detail lines does not draw them: the room under its bottom
+    // row goes to the tree when it is still too crowded without it (kout-random at 1280x720
+    // kept ~100 px empty under the tree, its rows 56 px apart and p12's RSet row on a token)
+    if (hooks.rowsBelow && lines && crowded(k)) {
+      const [b0, k0] = fit(0);
+      if (crowded(k0)) [box, k] = [b0, k0];
+    }
+  }
+  stage.H = H;
+  stage.W = W;
+  setBox(stage, box);
+  stage.dense = crowded(k);
   stage.near = near;
 }
 

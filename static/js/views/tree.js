@@ -204,10 +204,10 @@ let current = null;
 let placed = [];
 
 /** A queue row's width in user units, as common.js's drawQueues draws it (name, then chips). */
-function rowWidth(q, k) {
+function rowWidth(q, k, name = q.name) {
   const items = q.items || [];
   const label = (item) => String(typeof item === "object" ? (item.label ?? item.id ?? JSON.stringify(item)) : item);
-  let w = String(q.name).length * 7 + 6;
+  let w = String(name).length * 7 + 6;
   for (const it of items.slice(0, 8)) w += Math.max(24, label(it).length * 7 + 8) + 3;
   if (items.length > 8) w += 24;
   if (!items.length) w += 14;
@@ -295,6 +295,30 @@ function queueAnchor(n, idx, ctx) {
   for (const y of [up2, down2]) {
     options.push([n.x + r * 0.7, y, { x: n.x + r * 0.7, y, right: true }]);
     options.push([n.x - r * 0.7 - w, y, { x: n.x - r * 0.7, y, right: false }]);
+  }
+  // then in the middle of the gap over or under its row of nodes, where that gap, between the
+  // nodes the row would pass over, is higher than the row (kout-random at 1280x720, step 113:
+  // p12's row, 17 px high, in the 24 px between p7 and p10, rather than on the token on p3's
+  // link to p7: the places above and under it were each a few px onto a node). Such a row
+  // reaches under the next node, so it says whose it is ("p12's RSet"), when that fits.
+  const called = `${n.id}'s ${q.name}`, wc = rowWidth(q, k * qf, called);
+  for (const [ww, label] of [[wc, called], [w, undefined]]) {
+    for (const [x0, right] of [[n.x + r * 0.7, true], [n.x - r * 0.7 - ww, false]]) {
+      const across = Array.from(model.view.nodes.values()).filter((m) => m.x + r + 2 * k > x0 && m.x - r - 2 * k < x0 + ww);
+      const gapMid = (below) => {
+        let near = below ? n.y + r + (own ? 16 * k + own * lh : 0) : n.y - r, far = below ? Infinity : -Infinity;
+        for (const m of across) {
+          if (Math.abs(m.y - n.y) < r) near = below ? Math.max(near, m.y + r) : Math.min(near, m.y - r);
+          else if (below && m.y > n.y) far = Math.min(far, m.y - r);
+          else if (!below && m.y < n.y) far = Math.max(far, m.y + r);
+        }
+        return Number.isFinite(far) && Math.abs(far - near) >= h + 5 * k ? (near + far) / 2 : null;
+      };
+      for (const below of [false, true]) {
+        const y = gapMid(below);
+        if (y !== null) options.push([x0, y, { x: right ? x0 : x0 + ww, y, right, label }, ww, y - h / 2]);
+      }
+    }
   }
   // last, the row stacked (its name on a line over its chips, as wide as they are) above-left
   // and above-right: kout-random at 1024x768, p8 at the figure's left edge, its neighbours
