@@ -110,7 +110,10 @@ CONTROL_ROWS_JS = """() => {
 # coterie-random left: a deliverable message's label with no free place anywhere is left out,
 # not put on u4 and the other QRY labels; datta-fairness left: in a figure 600-760 px wide the
 # two-resource ring's rows put their names over their chips, half as wide, clear of C1.)
-PRESENT_1024_NOT_YET = {"datta-stress", "kout-random"}
+# (ui11: kout-random left: its tree, with the counters under it, kept 130 px each side for
+# rows, so it was drawn in 442 px and then smaller still, rows 70 px apart; 60 px a side gives
+# 86, and a row may sit mid-gap between two rows of nodes, saying whose it is.)
+PRESENT_1024_NOT_YET = {"datta-stress"}
 
 
 def sample_steps(step: int, total: int) -> list[int]:

@@ -254,6 +254,9 @@ export function drawQueues(stage, model, ctx, hooks) {
       if (items.length > 8) { text(el("text", { class: "qmore", x, y: 4 * k }, g), `+${items.length - 8}`); x += 24 * k; }
       if (!items.length) { text(el("text", { class: "qitem empty", x: x0, y: 4 * k }, g), "∅"); x += 14 * k; }
       const total = x;
+      // (a stacked row's name longer than its chips ends where they do, the node's side, when
+      // the row is left of its node: its width is the wider of the two, kept clear of the node)
+      if (a.stack && !a.right) name.setAttribute("x", Math.min(0, total - called.length * 7 * k).toFixed(1));
       if (a.centre) {   // centred under / over its node
         g.setAttribute("transform", `translate(${(a.x - total / 2).toFixed(1)},${a.y.toFixed(1)})`);
       } else if (!a.right) {   // anchored on the left of its node: the row ends at the anchor

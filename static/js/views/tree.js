@@ -157,14 +157,17 @@ function place(model, stage) {
     for (const n of nodes) { n.x = n.__sx; n.y = n.__sy; }
     return;
   }
-  if (!under) right = RIGHT_PX;
+  // (under the tree too: the fit keeps as much left of the nodes as right when the counters
+  // are not there, so 130 px a side left kout-random's tree 442 px of 624, 55 px between
+  // nodes, and the fit, as wide as that, made it smaller still: rows 70 px apart, not 81)
+  right = RIGHT_PX;
   // screen px of what the fit keeps around the nodes (common.js, fitViewBox, present mode):
   // the counters' margin on the left, the queue rows' on the right, a chip row over the top
   // row, the detail lines (15 px each, and a gap) under the bottom one; nodes of 26 px
   const r = 26, chips = 34, lh = 18;
   const lines = Math.max(0, ...nodes.map((n) => details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0)));
   const lineW = Math.max(0, ...nodes.map((n) => Math.max(0, ...details(n).map((t) => t.length)))) * 9;
-  const aw = Math.max(120, W - (under ? 0 : LEFT_BOX * PRESENT + 10) - (right ?? 130) - 2 * r);
+  const aw = Math.max(120, W - (under ? right : LEFT_BOX * PRESENT + 10) - right - 2 * r);
   const span = (vs) => Math.max(...vs) - Math.min(...vs);
   const layout = (side, ah) => {
     const us = nodes.map((n) => (side ? n.__sy : n.__sx)), vs = nodes.map((n) => (side ? n.__sx : n.__sy));
@@ -264,7 +267,7 @@ function queueAnchor(n, idx, ctx) {
     if (!under) boxes.push([-Infinity, -Infinity, left, Math.min(...ns.map((m) => m.y)) - r + (counterRows(model).length * 16 * f + 6) * k]);
     // (and never past the margin's own left end, the figure's edge: the counters' margin, or
     // the queue rows' as on the right when a narrow projector's counters are under the tree)
-    boxes.push([-Infinity, -Infinity, left - (under ? 130 : LEFT_BOX * f) * k, Infinity]);
+    boxes.push([-Infinity, -Infinity, left - (under ? right ?? 130 : LEFT_BOX * f) * k, Infinity]);
     if (under) boxes.push([-Infinity, Math.max(...ns.map((m) => m.y)) + r + 16 * k, Infinity, Infinity]);
   }
   else {
@@ -320,12 +323,18 @@ function queueAnchor(n, idx, ctx) {
       }
     }
   }
-  // last, the row stacked (its name on a line over its chips, as wide as they are) above-left
-  // and above-right: kout-random at 1024x768, p8 at the figure's left edge, its neighbours
-  // close, and its row across its link to p2 else
-  const sw = w - (String(q.name).length * 7 + 6) * k * qf, sup = up - 12 * k * qf, stop = sup - h / 2 - 14 * k * qf;
+  // last, the row stacked (its name on a line over its chips, as wide as the wider of the two)
+  // above-left and above-right: kout-random at 1024x768, p8 at the figure's left edge, its
+  // neighbours close, and its row across its link to p2 else; then beside it, the name and
+  // chips level with its centre (kout-random at 1024x768, step 48: p14's row, stacked
+  // above-left, had its name on p8: its width was the chips' alone)
+  const sw = Math.max(w - (String(q.name).length * 7 + 6) * k * qf, String(q.name).length * 7 * k * qf);
+  const sup = up - 12 * k * qf, stop = sup - h / 2 - 14 * k * qf;
   options.push([n.x - r * 0.7 - sw, sup, { x: n.x - r * 0.7, y: sup, right: false, stack: true }, sw, stop]);
   options.push([n.x + r * 0.7, sup, { x: n.x + r * 0.7, y: sup, right: true, stack: true }, sw, stop]);
+  const sby = n.y + 7 * k * qf, sbtop = sby - h / 2 - 14 * k * qf;
+  options.push([n.x + r + 6 * k, sby, { x: n.x + r + 6 * k, y: sby, right: true, stack: true }, sw, sbtop]);
+  options.push([n.x - r - 6 * k - sw, sby, { x: n.x - r - 6 * k, y: sby, right: false, stack: true }, sw, sbtop]);
   // (and the rows placed before it in this drawing: kout-fig2's RSet rows of a and d met)
   for (const [x0, y0, x1, y1] of placed) boxes.push([x0, y0, x1, y1]);
   // and off the links, where the tokens travel: first off every link (a row that stays put
