@@ -241,3 +241,19 @@ def test_present_mode_at_800x600_gives_the_figure_the_room(page: Any, live_serve
     shoot(page, screenshots / "present" / f"{sid}-800x600.png")
     m = page.evaluate(SIDE_800_JS)
     assert m["figure"] >= 600 and m["cut"] == [], f"{sid} at 800x600: {m}"
+
+
+@pytest.mark.parametrize("sid", ["kout-random", "datta-fig3", "coterie-fig1", "game-locality-chain"])
+def test_normal_mode_at_800x600_gives_the_figure_the_room(page: Any, live_server: str,
+                                                          screenshots: Path, sid: str) -> None:
+    """Normal mode at 800x600 (a small projector, not switched to present mode): the figure
+    was 460 px wide beside the 340 px side panel, so layouts drew it much as a phone's; the
+    panel narrows there as in present mode and the figure gets 600 px or more, the panel's tabs
+    and events whole, and the figure moment passes the present sweep's checks."""
+    page.set_viewport_size({"width": 800, "height": 600})
+    open_viewer(page, live_server, f"/sim/{sid}")
+    page.evaluate(SETTLED_JS)
+    shoot(page, screenshots / "present" / f"{sid}-800x600-normal.png")
+    m = page.evaluate(SIDE_800_JS)
+    assert m["figure"] >= 600 and m["cut"] == [], f"{sid} at 800x600, normal mode: {m}"
+    assert page.evaluate(PRESENT_CHECKS_JS) == [], f"{sid} at 800x600, normal mode"
