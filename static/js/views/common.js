@@ -217,11 +217,15 @@ export function drawQueues(stage, model, ctx, hooks) {
     const rows = (ctx.W || 900) < 600 || !stage.table ? [] : tableRows(model.view);
     const k = ctx.k || 1;
     const xs = Array.from(nodes.values()).map((n) => n.x), ys = Array.from(nodes.values()).map((n) => n.y);
-    const x0 = Math.max(...xs) + ctx.r + GAP * k;
+    let x0 = Math.max(...xs) + ctx.r + GAP * k;
     // level with the ring's middle, never above the top of what is shown
     const mid = (Math.min(...ys) + Math.max(...ys)) / 2;
     const h = stage.table ? rows.length * 2 * stage.table.px * k : 0;
-    const y0 = Math.max(ctx.top != null ? ctx.top + (stage.table ? stage.table.px : 14) * k : -Infinity, mid - h / 2);
+    let y0 = Math.max(ctx.top != null ? ctx.top + (stage.table ? stage.table.px : 14) * k : -Infinity, mid - h / 2);
+    if (stage.table && stage.table.below) {   // under the ring, centred on it (fitBesideTable)
+      x0 = (Math.min(...xs) + Math.max(...xs)) / 2 - (stage.table.w / 2) * k;
+      y0 = Math.max(...ys) + ctx.r + 2 * stage.table.px * k;
+    }
     drawQueueTable(stage.queues, rows, stage.table || { px: 13, m: 1 }, x0, y0, k);
     return;
   }
@@ -439,6 +443,19 @@ function fitBesideTable(stage, model, ctx, { xs, ys, W, H, lines, near }) {
                          H - top, TABLE_PX_PRESENT(qf));
   const kw = spanX / Math.max(1, W - left - GAP - plan.w - MARGIN);
   const k = Math.max(kh, kw);
+  // A figure about as high as it is wide (present mode at 1024x768: 624 x 572 px) has more
+  // room for the ring over the table than beside it: datta-stress's table took 370 px of the
+  // width and left the ring 170 px across, 30 clients' names on one another, 300 px of height
+  // empty. The table goes under the ring, in at most half the height, when that draws the
+  // ring a quarter larger or more.
+  const under = planTable(rows, [W - 2 * MARGIN], (H - top - bottom) / 2, TABLE_PX_PRESENT(qf));
+  const ku = Math.max(spanY / Math.max(1, H - top - bottom - under.px - under.h - MARGIN),
+                      spanX / Math.max(1, W - 2 * left));
+  if (under.w <= W - 2 * MARGIN && ku * 1.25 <= k) {
+    stage.table = { ...under, below: true };
+    const cx = (Math.min(...xs) + Math.max(...xs)) / 2;
+    return [cx - (W / 2) * ku, Math.min(...ys) - r - top * ku, W * ku, H * ku];
+  }
   stage.table = plan;
   return [Math.min(...xs) - r - left * k, Math.min(...ys) - r - top * k,
           spanX + (left + GAP + plan.w + MARGIN) * k, spanY + (top + bottom) * k];
