@@ -259,3 +259,57 @@ def test_normal_mode_at_800x600_gives_the_figure_the_room(page: Any, live_server
     m = page.evaluate(SIDE_800_JS)
     assert m["figure"] >= 600 and m["cut"] == [], f"{sid} at 800x600, normal mode: {m}"
     assert page.evaluate(PRESENT_CHECKS_JS) == [], f"{sid} at 800x600, normal mode"
+
+
+# Each queue row drawn in the figure (not the queue table) beside its node: its box at most
+# 40 px from its node's circle, and no other node's nearer, unless its name says whose it is
+# ("p12's RSet": then up to 60 px, under the node's own lines: kout-chaos at 1024x768, p3's
+# row under "2 ResT"). (A row between two rows of nodes may be nearer another node:
+# kout-random at 1024x768, p12's row between p3 and p7, at 0 px from p3 and 5 from p12.)
+ROWS_BESIDE_JS = """() => {
+  const nodes = new Map();
+  for (const g of document.querySelectorAll('#view .layer.nodes > g[data-id]')) {
+    const b = (g.querySelector('circle, rect, path') || g).getBoundingClientRect();
+    nodes.set(g.dataset.id, {x: b.left + b.width / 2, y: b.top + b.height / 2, r: b.width / 2});
+  }
+  const out = [];
+  for (const g of document.querySelectorAll('#view .layer.queues > g.queue:not(.qrow)')) {
+    const node = String(g.__key).split('|')[0], own = nodes.get(node);
+    if (!own) continue;
+    const b = g.getBoundingClientRect();
+    const gap = (n) => Math.max(0, Math.hypot(Math.max(b.left - n.x, 0, n.x - b.right),
+                                              Math.max(b.top - n.y, 0, n.y - b.bottom)) - n.r);
+    const d = gap(own), says = ((g.querySelector('.qname') || {}).textContent || '').includes(node);
+    if (d > (says ? 60 : 40)) out.push([node, `${Math.round(d)} px from it`]);
+    for (const [id, n] of nodes) {
+      if (id !== node && gap(n) < d && !says) out.push([node, `nearer ${id}`, Math.round(gap(n)), Math.round(d)]);
+    }
+  }
+  return out;
+}"""
+
+
+# Measured, not hidden (strict): kout-chaos in present mode at 1024x768, step 28: eight tokens
+# about p3, and no place for its row, named, clear of p1, p2 and p5: it goes unnamed between p3
+# and p5, 32 px from p3 and 29 from p5.
+BESIDE_NOT_YET = {("kout-chaos", "1024x768?present=1")}
+
+
+@pytest.mark.parametrize("sid", ["kout-fig3", "kout-random", "kout-chaos"])
+def test_a_tree_rows_stand_beside_their_node(page: Any, live_server: str, sid: str) -> None:
+    """At 1280x720 and 1024x768, in normal and present mode, at the figure moment and five
+    steps spread over the run: every RSet row near its own node and nearer it than any other,
+    or named for it."""
+    found = {}
+    for w, h in ((1280, 720), (1024, 768)):
+        for mode in ("", "?present=1"):
+            page.set_viewport_size({"width": w, "height": h})
+            s = open_viewer(page, live_server, f"/sim/{sid}{mode}")
+            page.evaluate(SETTLED_JS)
+            f = sweep(page, sample_steps(s["step"], s["total"]), ROWS_BESIDE_JS, settle=True,
+                      always_go=False)
+            if (sid, f"{w}x{h}{mode}") in BESIDE_NOT_YET:
+                assert f, f"{sid} at {w}x{h}{mode} is clean now: take it off BESIDE_NOT_YET"
+            elif f:
+                found[f"{w}x{h}{mode}"] = f
+    assert found == {}, f"{sid}: RSet rows away from their node {found}"
