@@ -463,6 +463,9 @@ function fitBesideTable(stage, model, ctx, { xs, ys, W, H, lines, near }) {
 
 const RING_KEEP = 0.8;
 
+/** Present mode's queue rows: this many times normal mode's size (app.css reads --qf). */
+const QF = 1.6;
+
 /** The table's text: 13 px, and as much larger as the other queue rows in present mode. */
 const TABLE_PX_PRESENT = (qf) => Math.round(13 * qf * 10) / 10;
 
@@ -475,7 +478,7 @@ export function renderView(stage, model, hooks, handlers, state) {
   const present = document.body.classList.contains("present");
   // queue rows a size larger on a projector (names and chips ≥ 16 px at 1920×1080)
   const ctx = { ...sizing(n), selected: state.selected, armed: state.armed,
-                qf: present ? 1.6 : 1, lh: present ? 18 : hooks.detailLh || DETAIL_LH };
+                qf: present ? stage.qf || QF : 1, lh: present ? 18 : hooks.detailLh || DETAIL_LH };
   ctx.room = present ? 15 : ctx.lh + 1;   // the fit's room per detail line (present mode: as it was)
   const detailPx = String(hooks.detailPx || DETAIL_PX);
   if (stage.detailPx !== detailPx) { stage.detailPx = detailPx; stage.svg.style.setProperty("--detail-px", detailPx); }
@@ -488,7 +491,26 @@ export function renderView(stage, model, hooks, handlers, state) {
   const all = d.all || geometryChanged || state.forceAll || wider;
   state.forceAll = false;
   if (hooks.place) hooks.place(model, stage);   // a layout that moves nodes for this view's size
-  if (all && !state.keepBox) fitViewBox(stage, model, ctx, hooks);
+  if (all && !state.keepBox) {
+    ctx.qf = present ? QF : 1;
+    fitViewBox(stage, model, ctx, hooks);
+    // a layout whose queue rows still meet at present mode's size (hooks.rowsMeet: the game's
+    // pools in a figure too short for the levels that would part them) draws them smaller, in
+    // steps down to normal mode's, on two levels at most (more fed on themselves: each made
+    // the figure smaller, which widened every row again): game-restricted-locality-3 with the
+    // space-time strip, nine pools 70 px apart, their 133 px rows on one level and the names on
+    // each other, has them at 1.3 times normal mode's on two levels, the figure 16 % smaller
+    for (const qf of [1.4, 1.3, 1.2, 1.1, 1.0]) {
+      if (!present || !hooks.rowsMeet || !hooks.rowsMeet()) break;
+      ctx.qf = qf;
+      ctx.maxLevels = 2;
+      fitViewBox(stage, model, ctx, hooks);
+    }
+    delete ctx.maxLevels;
+    // (none parts them: the rows as large as they were, the figure as large as it was)
+    if (ctx.qf !== (present ? QF : 1) && hooks.rowsMeet()) { ctx.qf = QF; fitViewBox(stage, model, ctx, hooks); }
+    if (stage.qf !== ctx.qf) { stage.qf = ctx.qf; stage.svg.style.setProperty("--qf", String(ctx.qf)); }
+  }
   // Small views get bigger nodes: at least ~20 screen pixels of radius on a projector.
   // Nodes as big as their spacing allows (a third of the distance to the nearest one).
   if (Number.isFinite(stage.near)) ctx.r = Math.max(ctx.r, Math.min(34, stage.near * 0.32));
