@@ -401,7 +401,7 @@ function queueAnchor(n, idx, ctx) {
   const pick = (os) => os.find(([x0, yc, , ww, top]) => clear(x0, yc, ww, top) && all(x0, yc, ww, top))
     || os.find(([x0, yc, , ww, top]) => clear(x0, yc, ww, top) && busy(x0, yc, ww, top))
     || fewest(os.filter(([x0, yc, , ww, top]) => clear(x0, yc, ww, top)), n, w, h, ctx);
-  const ok = pick(options) || pick(plain) || least(options);
+  const ok = pick(options) || pick(plain) || least([...options, ...plain]);
   placed.push([ok[0], ok[4] ?? ok[1] - h / 2 - 4 * k, ok[0] + (ok[3] ?? w), ok[1] + h / 2]);
   return ok[2];
 }
