@@ -253,7 +253,8 @@ def test_normal_mode_at_800x600_gives_the_figure_the_room(page: Any, live_server
     """Normal mode at 800x600 (a small projector, not switched to present mode): the figure
     was 460 px wide beside the 340 px side panel, so layouts drew it much as a phone's; the
     panel narrows there as in present mode and the figure gets 600 px or more, the panel's tabs
-    and events whole, and the figure moment passes the present sweep's checks."""
+    and events whole, and the figure moment passes the present sweep's checks; the controls
+    take two rows."""
     page.set_viewport_size({"width": 800, "height": 600})
     open_viewer(page, live_server, f"/sim/{sid}")
     page.evaluate(SETTLED_JS)
@@ -261,6 +262,8 @@ def test_normal_mode_at_800x600_gives_the_figure_the_room(page: Any, live_server
     m = page.evaluate(SIDE_800_JS)
     assert m["figure"] >= 600 and m["cut"] == [], f"{sid} at 800x600, normal mode: {m}"
     assert page.evaluate(PRESENT_CHECKS_JS) == [], f"{sid} at 800x600, normal mode"
+    # the controls in two rows, not three (the figure was 202 px high with the space-time strip)
+    assert page.evaluate(CONTROL_ROWS_JS) <= 2, f"{sid} at 800x600: the controls wrap to 3 rows"
 
 
 # Each queue row drawn in the figure (not the queue table) beside its node: its box at most
