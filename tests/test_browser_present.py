@@ -83,7 +83,9 @@ PRESENT_NOT_YET: set[str] = set()
 # (ui9: game-locality-chain's rows go a level lower, coterie's X_v rows go to the table beside
 # a flat figure: both measured clean; game-restricted-locality-3's nine pools still need more
 # than the three levels the 277 px allow.)
-MORE_SPACETIME_NOT_YET = {"game-restricted-locality-3"}
+# (ui11: game-restricted-locality-3 left: where the game's rows meet at present mode's size
+# they are drawn smaller, 1.3 times normal mode's, on two levels.)
+MORE_SPACETIME_NOT_YET: set[str] = set()
 
 
 # The rows the controls bar wraps to: its items in order of their tops, a new row wherever one
@@ -110,7 +112,12 @@ CONTROL_ROWS_JS = """() => {
 # coterie-random left: a deliverable message's label with no free place anywhere is left out,
 # not put on u4 and the other QRY labels; datta-fairness left: in a figure 600-760 px wide the
 # two-resource ring's rows put their names over their chips, half as wide, clear of C1.)
-PRESENT_1024_NOT_YET = {"datta-stress", "kout-random"}
+# (ui11: kout-random left: its tree, with the counters under it, kept 130 px each side for
+# rows, so it was drawn in 442 px and then smaller still, rows 70 px apart; 60 px a side gives
+# 86, and a row may sit mid-gap between two rows of nodes, saying whose it is; datta-stress
+# left: its queue table goes under the ring when that draws the ring a quarter larger, 250 px
+# across instead of 170, the table's 370 px no longer taken from the ring's width.)
+PRESENT_1024_NOT_YET: set[str] = set()
 
 
 def sample_steps(step: int, total: int) -> list[int]:
@@ -238,3 +245,76 @@ def test_present_mode_at_800x600_gives_the_figure_the_room(page: Any, live_serve
     shoot(page, screenshots / "present" / f"{sid}-800x600.png")
     m = page.evaluate(SIDE_800_JS)
     assert m["figure"] >= 600 and m["cut"] == [], f"{sid} at 800x600: {m}"
+
+
+@pytest.mark.parametrize("sid", ["kout-random", "datta-fig3", "coterie-fig1", "game-locality-chain"])
+def test_normal_mode_at_800x600_gives_the_figure_the_room(page: Any, live_server: str,
+                                                          screenshots: Path, sid: str) -> None:
+    """Normal mode at 800x600 (a small projector, not switched to present mode): the figure
+    was 460 px wide beside the 340 px side panel, so layouts drew it much as a phone's; the
+    panel narrows there as in present mode and the figure gets 600 px or more, the panel's tabs
+    and events whole, and the figure moment passes the present sweep's checks; the controls
+    take two rows."""
+    page.set_viewport_size({"width": 800, "height": 600})
+    open_viewer(page, live_server, f"/sim/{sid}")
+    page.evaluate(SETTLED_JS)
+    shoot(page, screenshots / "present" / f"{sid}-800x600-normal.png")
+    m = page.evaluate(SIDE_800_JS)
+    assert m["figure"] >= 600 and m["cut"] == [], f"{sid} at 800x600, normal mode: {m}"
+    assert page.evaluate(PRESENT_CHECKS_JS) == [], f"{sid} at 800x600, normal mode"
+    # the controls in two rows, not three (the figure was 202 px high with the space-time strip)
+    assert page.evaluate(CONTROL_ROWS_JS) <= 2, f"{sid} at 800x600: the controls wrap to 3 rows"
+
+
+# Each queue row drawn in the figure (not the queue table) beside its node: its box at most
+# 40 px from its node's circle, and no other node's nearer, unless its name says whose it is
+# ("p12's RSet": then up to 60 px, under the node's own lines: kout-chaos at 1024x768, p3's
+# row under "2 ResT"). (A row between two rows of nodes may be nearer another node:
+# kout-random at 1024x768, p12's row between p3 and p7, at 0 px from p3 and 5 from p12.)
+ROWS_BESIDE_JS = """() => {
+  const nodes = new Map();
+  for (const g of document.querySelectorAll('#view .layer.nodes > g[data-id]')) {
+    const b = (g.querySelector('circle, rect, path') || g).getBoundingClientRect();
+    nodes.set(g.dataset.id, {x: b.left + b.width / 2, y: b.top + b.height / 2, r: b.width / 2});
+  }
+  const out = [];
+  for (const g of document.querySelectorAll('#view .layer.queues > g.queue:not(.qrow)')) {
+    const node = String(g.__key).split('|')[0], own = nodes.get(node);
+    if (!own) continue;
+    const b = g.getBoundingClientRect();
+    const gap = (n) => Math.max(0, Math.hypot(Math.max(b.left - n.x, 0, n.x - b.right),
+                                              Math.max(b.top - n.y, 0, n.y - b.bottom)) - n.r);
+    const d = gap(own), says = ((g.querySelector('.qname') || {}).textContent || '').includes(node);
+    if (d > (says ? 60 : 40)) out.push([node, `${Math.round(d)} px from it`]);
+    for (const [id, n] of nodes) {
+      if (id !== node && gap(n) < d && !says) out.push([node, `nearer ${id}`, Math.round(gap(n)), Math.round(d)]);
+    }
+  }
+  return out;
+}"""
+
+
+# Measured, not hidden (strict): kout-chaos in present mode at 1024x768, step 28: eight tokens
+# about p3, and no place for its row, named, clear of p1, p2 and p5: it goes unnamed between p3
+# and p5, 32 px from p3 and 29 from p5.
+BESIDE_NOT_YET = {("kout-chaos", "1024x768?present=1")}
+
+
+@pytest.mark.parametrize("sid", ["kout-fig3", "kout-random", "kout-chaos"])
+def test_a_tree_rows_stand_beside_their_node(page: Any, live_server: str, sid: str) -> None:
+    """At 1280x720 and 1024x768, in normal and present mode, at the figure moment and five
+    steps spread over the run: every RSet row near its own node and nearer it than any other,
+    or named for it."""
+    found = {}
+    for w, h in ((1280, 720), (1024, 768)):
+        for mode in ("", "?present=1"):
+            page.set_viewport_size({"width": w, "height": h})
+            s = open_viewer(page, live_server, f"/sim/{sid}{mode}")
+            page.evaluate(SETTLED_JS)
+            f = sweep(page, sample_steps(s["step"], s["total"]), ROWS_BESIDE_JS, settle=True,
+                      always_go=False)
+            if (sid, f"{w}x{h}{mode}") in BESIDE_NOT_YET:
+                assert f, f"{sid} at {w}x{h}{mode} is clean now: take it off BESIDE_NOT_YET"
+            elif f:
+                found[f"{w}x{h}{mode}"] = f
+    assert found == {}, f"{sid}: RSet rows away from their node {found}"

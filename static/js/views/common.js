@@ -217,11 +217,15 @@ export function drawQueues(stage, model, ctx, hooks) {
     const rows = (ctx.W || 900) < 600 || !stage.table ? [] : tableRows(model.view);
     const k = ctx.k || 1;
     const xs = Array.from(nodes.values()).map((n) => n.x), ys = Array.from(nodes.values()).map((n) => n.y);
-    const x0 = Math.max(...xs) + ctx.r + GAP * k;
+    let x0 = Math.max(...xs) + ctx.r + GAP * k;
     // level with the ring's middle, never above the top of what is shown
     const mid = (Math.min(...ys) + Math.max(...ys)) / 2;
     const h = stage.table ? rows.length * 2 * stage.table.px * k : 0;
-    const y0 = Math.max(ctx.top != null ? ctx.top + (stage.table ? stage.table.px : 14) * k : -Infinity, mid - h / 2);
+    let y0 = Math.max(ctx.top != null ? ctx.top + (stage.table ? stage.table.px : 14) * k : -Infinity, mid - h / 2);
+    if (stage.table && stage.table.below) {   // under the ring, centred on it (fitBesideTable)
+      x0 = (Math.min(...xs) + Math.max(...xs)) / 2 - (stage.table.w / 2) * k;
+      y0 = Math.max(...ys) + ctx.r + 2 * stage.table.px * k;
+    }
     drawQueueTable(stage.queues, rows, stage.table || { px: 13, m: 1 }, x0, y0, k);
     return;
   }
@@ -254,6 +258,9 @@ export function drawQueues(stage, model, ctx, hooks) {
       if (items.length > 8) { text(el("text", { class: "qmore", x, y: 4 * k }, g), `+${items.length - 8}`); x += 24 * k; }
       if (!items.length) { text(el("text", { class: "qitem empty", x: x0, y: 4 * k }, g), "∅"); x += 14 * k; }
       const total = x;
+      // (a stacked row's name longer than its chips ends where they do, the node's side, when
+      // the row is left of its node: its width is the wider of the two, kept clear of the node)
+      if (a.stack && !a.right) name.setAttribute("x", Math.min(0, total - called.length * 7 * k).toFixed(1));
       if (a.centre) {   // centred under / over its node
         g.setAttribute("transform", `translate(${(a.x - total / 2).toFixed(1)},${a.y.toFixed(1)})`);
       } else if (!a.right) {   // anchored on the left of its node: the row ends at the anchor
@@ -363,31 +370,46 @@ function fitViewBox(stage, model, ctx, hooks) {
     box = fitBesideTable(stage, model, ctx, { xs, ys, W, H, lines, near });
     k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
   }
-  // padding is in screen pixels, so it depends on the zoom: iterate to the fixed point
-  for (let i = 0; i < (hooks.leftBox ? 40 : 2) && !hooks.extent && !stage.table; i++) {
-    // (on a phone the queue rows hang under their nodes, half a row's width each side: less)
-    // (a layout that keeps its rows nearer says how much room they need right of the nodes)
-    const padX = ctx.r + (hooks.rightBox ?? (model.view.queues.size ? (W < 600 ? 75 : 130) : 50)) * k;
-    // a layout's box of counters left of the figure (the tree's tokens) gets a margin of its own
-    const padL = Math.max(padX, ctx.r + (W >= 600 && hooks.leftBox || 0) * k);
-    // (queue rows over a node are larger by qf in present mode: coterie-example4's X_u2 row
-    // was cut by the top edge)
-    // (a phone's tree puts its counters under it: hooks.leftBox lines of room there instead)
-    const padTop = ctx.r + (30 + (model.view.queues.size ? 30 * ((ctx.qf || 1) - 1) : 0)) * k, padBottom = ctx.r + (22 + (ctx.room || 15) * (lines + 1) + (W < 600 && hooks.leftBox ? 30 : 0) + (hooks.boxBelow || 0)) * k;
-    const x1 = Math.max(...xs) + padX;
-    const y0 = Math.min(...ys) - padTop, y1 = Math.max(...ys) + padBottom;
-    const x0 = Math.min(...xs) - padL;
-    box = [x0, y0, x1 - x0, y1 - y0];
-    k = 1 / (Math.min(W / box[2], H / box[3]) || 1);
-  }
-  stage.H = H;
-  stage.W = W;
-  setBox(stage, box);
   // Nodes closer than ~95 screen pixels have no room for detail lines (tooltips and the
   // inspector still have them).
   // A layout whose detail lines hang under nodes stacked in rows (the tree) needs the lines'
   // height between two rows as well, and room for the tokens travelling on the edges there.
-  stage.dense = near / k < (hooks.rowsBelow ? Math.max(95, 2 * Math.min(34, near * 0.32) / k + 70 + ((ctx.room || 15) - 1) * lines) : 95);
+  const crowded = (kk) => near / kk < (hooks.rowsBelow ? Math.max(95, 2 * Math.min(34, near * 0.32) / kk + 70 + ((ctx.room || 15) - 1) * lines) : 95);
+  // padding is in screen pixels, so it depends on the zoom: iterate to the fixed point
+  const fit = (room) => {
+    let kk = 1, b = null;
+    for (let i = 0; i < (hooks.leftBox ? 40 : 2); i++) {
+      // (on a phone the queue rows hang under their nodes, half a row's width each side: less)
+      // (a layout that keeps its rows nearer says how much room they need right of the nodes)
+      const padX = ctx.r + (hooks.rightBox ?? (model.view.queues.size ? (W < 600 ? 75 : 130) : 50)) * kk;
+      // a layout's box of counters left of the figure (the tree's tokens) gets a margin of its own
+      const padL = Math.max(padX, ctx.r + (W >= 600 && hooks.leftBox || 0) * kk);
+      // (queue rows over a node are larger by qf in present mode: coterie-example4's X_u2 row
+      // was cut by the top edge)
+      // (a phone's tree puts its counters under it: hooks.leftBox lines of room there instead)
+      const padTop = ctx.r + (30 + (model.view.queues.size ? 30 * ((ctx.qf || 1) - 1) : 0)) * kk, padBottom = ctx.r + (22 + (ctx.room || 15) * (room + 1) + (W < 600 && hooks.leftBox ? 30 : 0) + (hooks.boxBelow || 0)) * kk;
+      const x1 = Math.max(...xs) + padX;
+      const y0 = Math.min(...ys) - padTop, y1 = Math.max(...ys) + padBottom;
+      const x0 = Math.min(...xs) - padL;
+      b = [x0, y0, x1 - x0, y1 - y0];
+      kk = 1 / (Math.min(W / b[2], H / b[3]) || 1);
+    }
+    return [b, kk];
+  };
+  if (!hooks.extent && !stage.table) {
+    [box, k] = fit(lines);
+    // a tree too crowded for its detail lines does not draw them: the room under its bottom
+    // row goes to the tree when it is still too crowded without it (kout-random at 1280x720
+    // kept ~100 px empty under the tree, its rows 56 px apart and p12's RSet row on a token)
+    if (hooks.rowsBelow && lines && crowded(k)) {
+      const [b0, k0] = fit(0);
+      if (crowded(k0)) [box, k] = [b0, k0];
+    }
+  }
+  stage.H = H;
+  stage.W = W;
+  setBox(stage, box);
+  stage.dense = crowded(k);
   stage.near = near;
 }
 
@@ -421,12 +443,28 @@ function fitBesideTable(stage, model, ctx, { xs, ys, W, H, lines, near }) {
                          H - top, TABLE_PX_PRESENT(qf));
   const kw = spanX / Math.max(1, W - left - GAP - plan.w - MARGIN);
   const k = Math.max(kh, kw);
+  // A figure about as high as it is wide (present mode at 1024x768: 624 x 572 px) has more
+  // room for the ring over the table than beside it: datta-stress's table took 370 px of the
+  // width and left the ring 170 px across, 30 clients' names on one another, 300 px of height
+  // empty. The table goes under the ring, in at most half the height, when that draws the
+  // ring a quarter larger or more.
+  const under = planTable(rows, [W - 2 * MARGIN], (H - top - bottom) / 2, TABLE_PX_PRESENT(qf));
+  const ku = Math.max(spanY / Math.max(1, H - top - bottom - under.px - under.h - MARGIN),
+                      spanX / Math.max(1, W - 2 * left));
+  if (under.w <= W - 2 * MARGIN && ku * 1.25 <= k) {
+    stage.table = { ...under, below: true };
+    const cx = (Math.min(...xs) + Math.max(...xs)) / 2;
+    return [cx - (W / 2) * ku, Math.min(...ys) - r - top * ku, W * ku, H * ku];
+  }
   stage.table = plan;
   return [Math.min(...xs) - r - left * k, Math.min(...ys) - r - top * k,
           spanX + (left + GAP + plan.w + MARGIN) * k, spanY + (top + bottom) * k];
 }
 
 const RING_KEEP = 0.8;
+
+/** Present mode's queue rows: this many times normal mode's size (app.css reads --qf). */
+const QF = 1.6;
 
 /** The table's text: 13 px, and as much larger as the other queue rows in present mode. */
 const TABLE_PX_PRESENT = (qf) => Math.round(13 * qf * 10) / 10;
@@ -440,7 +478,7 @@ export function renderView(stage, model, hooks, handlers, state) {
   const present = document.body.classList.contains("present");
   // queue rows a size larger on a projector (names and chips ≥ 16 px at 1920×1080)
   const ctx = { ...sizing(n), selected: state.selected, armed: state.armed,
-                qf: present ? 1.6 : 1, lh: present ? 18 : hooks.detailLh || DETAIL_LH };
+                qf: present ? stage.qf || QF : 1, lh: present ? 18 : hooks.detailLh || DETAIL_LH };
   ctx.room = present ? 15 : ctx.lh + 1;   // the fit's room per detail line (present mode: as it was)
   const detailPx = String(hooks.detailPx || DETAIL_PX);
   if (stage.detailPx !== detailPx) { stage.detailPx = detailPx; stage.svg.style.setProperty("--detail-px", detailPx); }
@@ -453,7 +491,26 @@ export function renderView(stage, model, hooks, handlers, state) {
   const all = d.all || geometryChanged || state.forceAll || wider;
   state.forceAll = false;
   if (hooks.place) hooks.place(model, stage);   // a layout that moves nodes for this view's size
-  if (all && !state.keepBox) fitViewBox(stage, model, ctx, hooks);
+  if (all && !state.keepBox) {
+    ctx.qf = present ? QF : 1;
+    fitViewBox(stage, model, ctx, hooks);
+    // a layout whose queue rows still meet at present mode's size (hooks.rowsMeet: the game's
+    // pools in a figure too short for the levels that would part them) draws them smaller, in
+    // steps down to normal mode's, on two levels at most (more fed on themselves: each made
+    // the figure smaller, which widened every row again): game-restricted-locality-3 with the
+    // space-time strip, nine pools 70 px apart, their 133 px rows on one level and the names on
+    // each other, has them at 1.3 times normal mode's on two levels, the figure 16 % smaller
+    for (const qf of [1.4, 1.3, 1.2, 1.1, 1.0]) {
+      if (!present || !hooks.rowsMeet || !hooks.rowsMeet()) break;
+      ctx.qf = qf;
+      ctx.maxLevels = 2;
+      fitViewBox(stage, model, ctx, hooks);
+    }
+    delete ctx.maxLevels;
+    // (none parts them: the rows as large as they were, the figure as large as it was)
+    if (ctx.qf !== (present ? QF : 1) && hooks.rowsMeet()) { ctx.qf = QF; fitViewBox(stage, model, ctx, hooks); }
+    if (stage.qf !== ctx.qf) { stage.qf = ctx.qf; stage.svg.style.setProperty("--qf", String(ctx.qf)); }
+  }
   // Small views get bigger nodes: at least ~20 screen pixels of radius on a projector.
   // Nodes as big as their spacing allows (a third of the distance to the nearest one).
   if (Number.isFinite(stage.near)) ctx.r = Math.max(ctx.r, Math.min(34, stage.near * 0.32));

@@ -127,7 +127,7 @@ function extent(n, ctx, model) {
     // first round, which has none) and a third of the view's more hold: levels make the figure
     // smaller when it has no height to spare, and unbounded they fed on themselves
     const room = ctx.slack == null ? 0 : ctx.slack + (ctx.H || 0) / 3;
-    const most = Math.min(MAX_LEVELS, 1 + Math.floor(room / (ROW * (ctx.qf || 1))));
+    const most = Math.min(ctx.maxLevels ?? MAX_LEVELS, 1 + Math.floor(room / (ROW * (ctx.qf || 1))));
     // (only the fit's rounds, which pass slack, decide them: drawBack's boxes read them)
     let lv = ctx.slack === undefined && fitted ? fitted : levels(model, ctx, most);
     // levels that do not part the rows all the same would only make the figure smaller: none
@@ -216,6 +216,8 @@ export default {
   extent,
   edgeDirected: (e) => e.kind === "interest" || e.directed === true,
   nodeShape: (n) => (n.kind === "pool" ? "rect" : n.kind === "agent" ? "diamond" : "circle"),
+  // (the last fit's levels could not part the queue rows: common.js draws them smaller)
+  rowsMeet: () => !!(fitted && fitted.short),
   stackBadges: (n) => n.kind === "task",
   // Info messages from every pool to every task cross and converge between the rows: each
   // takes a clear place on its link (messages.js, spreadOut) instead of a fixed fraction

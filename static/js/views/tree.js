@@ -13,7 +13,7 @@ function fmt(v) {
 }
 
 // Present mode, when place() found no room for the detail lines in the figure as it is now;
-// and when the counters go under the tree (a narrow figure), UNDER_PX high.
+// and when the counters go under the tree (a narrow figure), underPx() high.
 let bare = false;
 let under = false;
 // Present mode beside the counters (a figure 800 px wide or more): the px kept right of the
@@ -21,10 +21,12 @@ let under = false;
 // left as well: 116-120 px were left empty right of kout-random's and kout-chaos's trees).
 const RIGHT_PX = 60;
 let right = null;
-const UNDER_PX = 3 * 16 * 1.5 + 40;   // three lines of 24 px, and the gap over them
+// (three lines of 24 px and a gap of 40 over them in present mode; of 16 px and 10 in normal
+// mode, whose fit keeps 37 px more under the bottom row all the same)
+const underPx = () => (present() ? 3 * 16 * 1.5 + 40 : 3 * 16 + 10);
 
 function details(n) {
-  if (bare && present()) return [];
+  if (bare && (present() || under)) return [];
   const out = [];
   if (n.State !== undefined) out.push(`State=${fmt(n.State)} Need=${fmt(n.Need)}`);
   if (n.RSet !== undefined) {
@@ -94,7 +96,7 @@ function drawFront(layer, model, ctx) {
           details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0)));
         // (present mode's 19.5 px counters rise 6 px higher over their baseline than 13 px ones)
         g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r},${Math.max(...ys) + ctx.r + (22 + (under ? 8 : 0) + (ctx.lh || 14) * lines) * k})`);
-        const lh = under ? 16 * PRESENT : 16;
+        const lh = under && present() ? 16 * PRESENT : 16;
         for (let i = 0; i < rs.length; i += 3) text(el("text", { y: (i / 3) * lh * k }, g), rs.slice(i, i + 3).join(" · "));
         return;
       }
@@ -151,20 +153,27 @@ function place(model, stage) {
   bare = false;
   // a figure narrower than 800 px (1024x768 beside the 400 px side panel: 624) has no room
   // for the counters' 235 px margin: they go under the tree, three to a line, as on a phone
-  // (kout-random's tree was left 207 px of 624)
-  under = present() && W >= 600 && W < 800;
-  if (!present() || W < 600 || nodes.length < 2 || nodes.length > 80) {
+  // (kout-random's tree was left 207 px of 624); and so in normal mode (1024x768 beside the
+  // 340 px side panel: 684 px), where the tree, fitted root on top in the server's 1000 x 700
+  // box beside the counters, was drawn 42 px between nodes and p12's RSet row lay on p14
+  // (not in a figure too short for the counters under the tree as well: normal mode at
+  // 800x600 with the space-time strip, 201 px high, had the tree's rows on one another)
+  under = W >= 600 && W < 800 && (present() || H >= 320);
+  if ((!present() && !under) || W < 600 || nodes.length < 2 || nodes.length > 80) {
     for (const n of nodes) { n.x = n.__sx; n.y = n.__sy; }
     return;
   }
-  if (!under) right = RIGHT_PX;
+  // (under the tree too: the fit keeps as much left of the nodes as right when the counters
+  // are not there, so 130 px a side left kout-random's tree 442 px of 624, 55 px between
+  // nodes, and the fit, as wide as that, made it smaller still: rows 70 px apart, not 81)
+  right = RIGHT_PX;
   // screen px of what the fit keeps around the nodes (common.js, fitViewBox, present mode):
   // the counters' margin on the left, the queue rows' on the right, a chip row over the top
   // row, the detail lines (15 px each, and a gap) under the bottom one; nodes of 26 px
   const r = 26, chips = 34, lh = 18;
   const lines = Math.max(0, ...nodes.map((n) => details(n).length + ((n.badges || []).some((b) => b !== "token") ? 1 : 0)));
   const lineW = Math.max(0, ...nodes.map((n) => Math.max(0, ...details(n).map((t) => t.length)))) * 9;
-  const aw = Math.max(120, W - (under ? 0 : LEFT_BOX * PRESENT + 10) - (right ?? 130) - 2 * r);
+  const aw = Math.max(120, W - (under ? right : LEFT_BOX * PRESENT + 10) - right - 2 * r);
   const span = (vs) => Math.max(...vs) - Math.min(...vs);
   const layout = (side, ah) => {
     const us = nodes.map((n) => (side ? n.__sy : n.__sx)), vs = nodes.map((n) => (side ? n.__sx : n.__sy));
@@ -186,7 +195,7 @@ function place(model, stage) {
     || Math.abs(x2 - x) >= Math.max(lineW, 2 * r + 8) || y2 < y - 2 * r || y2 - y >= 2 * r + 16 + lines * lh + chips));
   let pts = null;
   for (const withLines of lines ? [true, false] : [false]) {
-    const ah = Math.max(60, H - 48 - (withLines ? 22 + 15 * (lines + 1) : 37) - 2 * r - (under ? UNDER_PX : 0));
+    const ah = Math.max(60, H - (present() ? 48 : 30) - (withLines ? 22 + 15 * (lines + 1) : 37) - 2 * r - (under ? underPx() : 0));
     const top = layout(false, ah), side = layout(true, ah);
     pts = near(side) > 1.3 * near(top) ? side : top;
     if (!withLines || linesFit(pts)) break;
@@ -204,10 +213,10 @@ let current = null;
 let placed = [];
 
 /** A queue row's width in user units, as common.js's drawQueues draws it (name, then chips). */
-function rowWidth(q, k) {
+function rowWidth(q, k, name = q.name) {
   const items = q.items || [];
   const label = (item) => String(typeof item === "object" ? (item.label ?? item.id ?? JSON.stringify(item)) : item);
-  let w = String(q.name).length * 7 + 6;
+  let w = String(name).length * 7 + 6;
   for (const it of items.slice(0, 8)) w += Math.max(24, label(it).length * 7 + 8) + 3;
   if (items.length > 8) w += 24;
   if (!items.length) w += 14;
@@ -264,7 +273,7 @@ function queueAnchor(n, idx, ctx) {
     if (!under) boxes.push([-Infinity, -Infinity, left, Math.min(...ns.map((m) => m.y)) - r + (counterRows(model).length * 16 * f + 6) * k]);
     // (and never past the margin's own left end, the figure's edge: the counters' margin, or
     // the queue rows' as on the right when a narrow projector's counters are under the tree)
-    boxes.push([-Infinity, -Infinity, left - (under ? 130 : LEFT_BOX * f) * k, Infinity]);
+    boxes.push([-Infinity, -Infinity, left - (under ? right ?? 130 : LEFT_BOX * f) * k, Infinity]);
     if (under) boxes.push([-Infinity, Math.max(...ns.map((m) => m.y)) + r + 16 * k, Infinity, Infinity]);
   }
   else {
@@ -296,12 +305,61 @@ function queueAnchor(n, idx, ctx) {
     options.push([n.x + r * 0.7, y, { x: n.x + r * 0.7, y, right: true }]);
     options.push([n.x - r * 0.7 - w, y, { x: n.x - r * 0.7, y, right: false }]);
   }
-  // last, the row stacked (its name on a line over its chips, as wide as they are) above-left
-  // and above-right: kout-random at 1024x768, p8 at the figure's left edge, its neighbours
-  // close, and its row across its link to p2 else
-  const sw = w - (String(q.name).length * 7 + 6) * k * qf, sup = up - 12 * k * qf, stop = sup - h / 2 - 14 * k * qf;
+  // then in the middle of the gap over or under its row of nodes, where that gap, between the
+  // nodes the row would pass over, is higher than the row (kout-random at 1280x720, step 113:
+  // p12's row, 17 px high, in the 24 px between p7 and p10, rather than on the token on p3's
+  // link to p7: the places above and under it were each a few px onto a node). Such a row
+  // reaches under the next node, so it says whose it is ("p12's RSet"), when that fits.
+  const called = `${n.id}'s ${q.name}`, wc = rowWidth(q, k * qf, called);
+  for (const [ww, label] of [[wc, called], [w, undefined]]) {
+    for (const [x0, right] of [[n.x + r * 0.7, true], [n.x - r * 0.7 - ww, false]]) {
+      const across = Array.from(model.view.nodes.values()).filter((m) => m.x + r + 2 * k > x0 && m.x - r - 2 * k < x0 + ww);
+      const gapMid = (below) => {
+        let near = below ? n.y + r + (own ? 16 * k + own * lh : 0) : n.y - r, far = below ? Infinity : -Infinity;
+        for (const m of across) {
+          if (Math.abs(m.y - n.y) < r) near = below ? Math.max(near, m.y + r) : Math.min(near, m.y - r);
+          else if (below && m.y > n.y) far = Math.min(far, m.y - r);
+          else if (!below && m.y < n.y) far = Math.max(far, m.y + r);
+        }
+        // (the middle of a narrow gap; in a wide one, near its own row of nodes: kout-chaos at
+        // 1024x768, p3's row was 66 px under p3, half way to p6)
+        // (else the middle: kout-chaos's p3 row near its own went onto p1)
+        if (!Number.isFinite(far) || Math.abs(far - near) < h + 5 * k) return [];
+        const mid = (near + far) / 2;
+        return [below ? Math.min(mid, near + h / 2 + 8 * k) : Math.max(mid, near - h / 2 - 8 * k), mid];
+      };
+      for (const below of [false, true]) {
+        for (const y of gapMid(below)) options.push([x0, y, { x: right ? x0 : x0 + ww, y, right, label }, ww, y - h / 2]);
+      }
+    }
+  }
+  // last, the row stacked (its name on a line over its chips, as wide as the wider of the two)
+  // above-left and above-right: kout-random at 1024x768, p8 at the figure's left edge, its
+  // neighbours close, and its row across its link to p2 else; then beside it, the name and
+  // chips level with its centre (kout-random at 1024x768, step 48: p14's row, stacked
+  // above-left, had its name on p8: its width was the chips' alone)
+  const sw = Math.max(w - (String(q.name).length * 7 + 6) * k * qf, String(q.name).length * 7 * k * qf);
+  const sup = up - 12 * k * qf, stop = sup - h / 2 - 14 * k * qf;
   options.push([n.x - r * 0.7 - sw, sup, { x: n.x - r * 0.7, y: sup, right: false, stack: true }, sw, stop]);
   options.push([n.x + r * 0.7, sup, { x: n.x + r * 0.7, y: sup, right: true, stack: true }, sw, stop]);
+  const sby = n.y + 7 * k * qf, sbtop = sby - h / 2 - 14 * k * qf;
+  options.push([n.x + r + 6 * k, sby, { x: n.x + r + 6 * k, y: sby, right: true, stack: true }, sw, sbtop]);
+  options.push([n.x - r - 6 * k - sw, sby, { x: n.x - r - 6 * k, y: sby, right: false, stack: true }, sw, sbtop]);
+  // A place nearer another node than its own says whose row it is ("p12's RSet", wider by as
+  // much): kout-random at 1024x768, p12's row between p3 and p7, nearer to both than to p12.
+  const gapTo = (m, x0, top, x1, bottom) => Math.max(0, Math.hypot(Math.max(x0 - m.x, 0, m.x - x1), Math.max(top - m.y, 0, m.y - bottom)) - r);
+  const whose = (o) => {
+    const [x0, yc, a, ww = w, top = yc - h / 2 - 4 * k] = o;
+    if (a.label) return o;
+    const own = gapTo(n, x0, top, x0 + ww, yc + h / 2);
+    if (Array.from(model.view.nodes.values()).every((m) => m === n || gapTo(m, x0, top, x0 + ww, yc + h / 2) >= own)) return o;
+    const w2 = a.stack ? Math.max(ww, called.length * 7 * k * qf) : ww + (called.length - String(q.name).length) * 7 * k * qf;
+    return [a.right ? x0 : a.x - w2, yc, { ...a, label: called }, w2, top];
+  };
+  // (the places as they were, unnamed, come after: a crowd where no named row is clear of
+  // the nodes, kout-chaos at 1024x768 with eight tokens about p3, had it on p1 else)
+  const plain = options.filter((o) => whose(o) !== o);
+  options.splice(0, options.length, ...options.map(whose));
   // (and the rows placed before it in this drawing: kout-fig2's RSet rows of a and d met)
   for (const [x0, y0, x1, y1] of placed) boxes.push([x0, y0, x1, y1]);
   // and off the links, where the tokens travel: first off every link (a row that stays put
@@ -340,9 +398,10 @@ function queueAnchor(n, idx, ctx) {
     }
     return best;
   };
-  const ok = options.find(([x0, yc, , ww, top]) => clear(x0, yc, ww, top) && all(x0, yc, ww, top))
-    || options.find(([x0, yc, , ww, top]) => clear(x0, yc, ww, top) && busy(x0, yc, ww, top))
-    || fewest(options.filter(([x0, yc, , ww, top]) => clear(x0, yc, ww, top)), n, w, h, ctx) || least(options);
+  const pick = (os) => os.find(([x0, yc, , ww, top]) => clear(x0, yc, ww, top) && all(x0, yc, ww, top))
+    || os.find(([x0, yc, , ww, top]) => clear(x0, yc, ww, top) && busy(x0, yc, ww, top))
+    || fewest(os.filter(([x0, yc, , ww, top]) => clear(x0, yc, ww, top)), n, w, h, ctx);
+  const ok = pick(options) || pick(plain) || least([...options, ...plain]);
   placed.push([ok[0], ok[4] ?? ok[1] - h / 2 - 4 * k, ok[0] + (ok[3] ?? w), ok[1] + h / 2]);
   return ok[2];
 }
@@ -374,7 +433,7 @@ export default {
   edgeDirected: (e) => e.directed === true,
   get leftBox() { return under ? 0 : LEFT_BOX * (present() ? PRESENT : 1) + 10; },
   // (the counters' lines under the tree, when they are there: common.js's fit keeps their room)
-  get boxBelow() { return under ? UNDER_PX : 0; },
+  get boxBelow() { return under ? underPx() : 0; },
   get rightBox() { return right ?? undefined; },
   rowsBelow: true,
   // (a row keeps off the links with tokens on them now: placed again when those change)
