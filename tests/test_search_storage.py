@@ -77,6 +77,24 @@ def test_int_keys_tell_apart_what_the_bytes_do():
     assert all(isinstance(k, int) for k in keys)
 
 
+
+def test_int_keys_are_the_documented_bytes():
+    """``_bytes``' three forms, byte for byte (the key's meaning; its one-byte form is found
+    by trying ``bytes`` first): one byte a number while all are below 255, else 0xFF and two
+    bytes each while all are below 65,535, else 0xFFFFFF and four bytes each; then 0x01."""
+    def ref(vals: list[int]) -> int:
+        top = max(vals)
+        if top < 0xFF:
+            raw = bytes(vals)
+        elif top < 0xFFFF:
+            raw = b"\xff" + b"".join(v.to_bytes(2, "little") for v in vals)
+        else:
+            raw = b"\xff\xff\xff" + b"".join(v.to_bytes(4, "little") for v in vals)
+        return int.from_bytes(raw + b"\x01", "little")
+    for vals in ([0], [7, 3, 254], [254, 255], [255], [3, 256], [0, 65_534], [65_535, 1],
+                 [1, 70_000, 2], [254] * 12):
+        assert _bytes(list(vals)) == ref(list(vals)), vals
+
 def _named_edges(order: str) -> tuple[int, int, set, bool]:
     """The whole naive two-client ring searched in ``order`` with its edges kept: states,
     transitions, the edges named by their ends' ``plain_key`` (keys number process states in
