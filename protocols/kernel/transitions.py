@@ -492,6 +492,7 @@ class Transitions:
         # (probe, process state number) -> the probe's answer (``_probes_hold``)
         self._probed: dict[tuple[Any, int], Any] = {}
         self._index = sim.index
+        self._pids = sim.pids       # ``pids`` without the property call (read per transition)
         # memo key (identity, process state number, waits, cs value) -> the effect: (new
         # state, its number, content numbers sent, cs value after, waits after, entered a CS,
         # unfinished after, probes or None, whether the cs value and waiting are unchanged)
@@ -815,7 +816,7 @@ class Transitions:
         the keyer makes from numbers (``step_key``; who is in a critical section and who
         waits by number too, ``extra_after``)."""
         effects = self._effects
-        pids = self.pids
+        pids = self._pids
         cs, waiting = st.cs, st.waiting
         extra = keyer.extra_number(st.crashed, cs, waiting)
         step_key, extra_after = keyer.step_key, keyer.extra_after
@@ -862,7 +863,7 @@ class Transitions:
         if pre is not None:
             _k, i, pos, mk, eff = pre
             ident, _n, w, csv = mk
-            pid = self.pids[i]
+            pid = self._pids[i]
             if eff is None:     # recorded since (an equal event of the same state)
                 eff = self._effects.get(mk)
         else:
