@@ -165,6 +165,9 @@ class Keyer:
         # (number, pid, its cs value, whether it waits) -> the number with pid's entries so
         # (``extra_after``)
         self._extra_step: dict[tuple, int] = {}
+        # Every key so far had the one-byte form: try it first (``_narrow_key``). A search's
+        # number tables only grow, so after its first wider key most will be wide.
+        self._narrow = True
         if self._forget is not None and self._parts is not None and not self.group:
             self.key_of = self._key_of_forgotten        # type: ignore[method-assign]
 
@@ -298,6 +301,11 @@ class Keyer:
                 fc = self._erase_contents(c, msgs, cnums)
             vals += self._in_key_order(fc) if len(fc) > 1 else fc
         vals.append(self._extra_number(crashed, cs, waiting) if crashed or cs or waiting else 0)
+        if self._narrow:
+            key = _narrow_key(vals)
+            if key is not None:
+                return key
+            self._narrow = False
         return _bytes(vals)
 
     def _proc_part(self, i: int, n: int, state: Any) -> int:
@@ -415,6 +423,11 @@ class Keyer:
                         else self._extra_number(crashed, cs, waiting))
         else:
             vals.append(0)
+        if self._narrow:
+            key = _narrow_key(vals)
+            if key is not None:
+                return key
+            self._narrow = False
         return _bytes(vals)
 
     def _in_key_order(self, cnums: Sequence[int]) -> list[int]:
@@ -484,6 +497,11 @@ class Keyer:
         else:
             vals += cnums
         vals.append(extra)
+        if self._narrow:
+            key = _narrow_key(vals)
+            if key is not None:
+                return key
+            self._narrow = False
         return _bytes(vals)
 
 
@@ -492,23 +510,31 @@ def _bytes(vals: list[int]) -> int:
     byte each while all are below 255, else the marked two- or four-byte form, then a final
     0x01, read as one little-endian int. The final byte is never 0, so the int keeps every
     byte and the length (equal ints, equal bytes); an int of n bytes takes about 24 + n bytes
-    of memory, a ``bytes`` object 33 + n.
+    of memory, a ``bytes`` object 33 + n."""
+    top = max(vals)
+    if top < 0xFF:
+        vals.append(1)
+        return int.from_bytes(bytes(vals), "little")
+    if top < 0xFFFF:
+        return int.from_bytes(b"\xff" + array("H", vals).tobytes() + b"\x01", "little")
+    return int.from_bytes(b"\xff\xff\xff" + array("I", vals).tobytes() + b"\x01", "little")
 
-    The one-byte form is tried first: ``bytearray`` refuses a number above 255 and a search for
-    the byte 0xFF (``memchr``) finds a 255, both in C, where ``max`` over the list compared
-    the numbers one by one (a third of the cost of the whole key)."""
+
+def _narrow_key(vals: list[int]) -> int | None:
+    """``_bytes(vals)`` if every number is below 255 (its one-byte form), else None with
+    ``vals`` as it was. ``bytearray`` refuses a number above 255 and a search for the byte
+    0xFF (``memchr``) finds a 255, both in C, where ``_bytes``' ``max`` compares the numbers
+    one by one as objects (a third of a small key's cost); but a refusal costs an exception,
+    so a keyer asks this only until its first wider key (``Keyer._narrow``)."""
     vals.append(1)
     try:
-        one = bytearray(vals)   # (a bytearray: made faster than bytes, read the same)
-    except ValueError:          # a number above 255
+        one = bytearray(vals)       # (made faster than bytes; read the same)
+    except ValueError:              # a number above 255
         one = None
     if one is not None and 0xFF not in one:
         return int.from_bytes(one, "little")
     del vals[-1]
-    top = max(vals)
-    if top < 0xFFFF:
-        return int.from_bytes(b"\xff" + array("H", vals).tobytes() + b"\x01", "little")
-    return int.from_bytes(b"\xff\xff\xff" + array("I", vals).tobytes() + b"\x01", "little")
+    return None
 
 
 class _Contents:
