@@ -610,3 +610,66 @@ def test_a_first_time_step_that_hides_leaving_its_process_still_takes_the_lean_s
         expected = ref.step(here, {e.id: e for e in ref.enabled_in(here)}[tick1.id]).state
         assert out.state == expected
     assert out.state.procs[0].on                        # copied p1's lamp, switched on
+
+
+@pytest.mark.parametrize("ref,variant,bound", [
+    ({"id": "datta-two-clients", "title": "two clients, two resources",
+      "protocol": "datta_ring", "topology": {"ring": ["R1", "R2"]},
+      "workload": {"clients": [{"id": "C1", "requests": [["R1", "R2"]]},
+                               {"id": "C2", "requests": [["R2", "R1"]]}]}}, "naive", 2100),
+    ("datta-fig3", "naive", 600), ("kout-fig2", "no-pusher", 600), ("coterie-fig1", "full", 600),
+    ("token-ring", "reliable", 600)])
+def test_a_stored_successor_is_judged_and_found_stuck_as_the_reference_says(ref, variant, bound):
+    """``Transitions.judge`` (the protocol's predicates on a ``_View`` of the successor's
+    parts) and ``stuck_of`` (deadlock from the successor's numbers: in-flight progress
+    messages, each process state's progress actions) answer what the reference simulator,
+    loaded with the same state, answers: on every state of a bounded breadth-first walk, on
+    unordered and FIFO channels, deadlocked or not. The two-client ring's deadlock is met
+    within ``bound`` states (concrete ones: message numbers included)."""
+    from collections import deque
+
+    from protocols.kernel import Transitions
+    from protocols.scenario import gallery
+    sc = parse(ref) if isinstance(ref, dict) else gallery()[ref]
+    ts = Transitions(build(sc, variant))
+    plain = Transitions(build(sc, variant), fast=False)
+    nums, cnums = ts.root_numbers()
+    ts.load(ts.initial)
+    queue = deque([(ts.initial, nums, cnums, ts.unfinished())])
+    seen = {ts.initial.key()}
+    stuck = judged = 0
+    while queue and len(seen) < bound:
+        st, nums, cnums, unf = queue.popleft()
+        for ev in ts.events_at(st, nums, cnums):
+            out = ts.step_fast(st, nums, cnums, unf, ev)
+            plain.load(out.state)
+            assert ts.stuck_of(out) == plain.stuck(), ev.id
+            assert ts.judge(out) == plain.violations(), ev.id
+            judged += 1
+            stuck += ts.stuck_of(out)
+            if out.state.key() not in seen:
+                seen.add(out.state.key())
+                queue.append((out.state, out.nums, out.cnums, out.unfinished))
+    assert judged > 100
+    if isinstance(ref, dict):
+        assert stuck, "the walk should meet the ring's deadlock"
+
+
+def test_in_flight_messages_of_a_stored_state_read_like_the_simulators_dict():
+    """``kernel.transitions.InFlight`` (what ``violations`` reads as ``sim.inflight`` on a
+    stored state) answers every read a protocol makes of ``Simulator.inflight`` the same:
+    values, keys, items, lookups by number, membership, length, ``get``."""
+    from protocols.kernel.events import Message
+    from protocols.kernel.transitions import InFlight
+    msgs = (Message(3, "R1", "R2", "Token"), Message(5, "C1", "R1", "NewRequest", (1, 2)),
+            Message(8, "R2", "R1", "Token"))
+    ref = {m.seq: m for m in msgs}
+    got = InFlight(msgs)
+    assert list(got.values()) == list(ref.values())
+    assert list(got) == list(ref) and list(got.keys()) == list(ref.keys())
+    assert list(got.items()) == list(ref.items()) and len(got) == len(ref) == 3
+    assert got[5] is ref[5] and got.get(8) is ref[8] and got.get(4) is None
+    assert 3 in got and 4 not in got and dict(got) == ref
+    with pytest.raises(KeyError):
+        got[4]
+    assert list(InFlight(()).values()) == [] and not InFlight(())

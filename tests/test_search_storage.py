@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 from protocols.explorer.engine import Graph, Interned, Search, SearchOptions, search
-from protocols.explorer.keys import _bytes, plain_key
+from protocols.explorer.keys import _bytes, _narrow_key, plain_key
 from protocols.kernel import Transitions
 from protocols.runner import build
 from protocols.scenario import parse
@@ -76,6 +76,30 @@ def test_int_keys_tell_apart_what_the_bytes_do():
     assert len(set(keys)) == len(lists)
     assert all(isinstance(k, int) for k in keys)
 
+
+
+def test_int_keys_are_the_documented_bytes():
+    """``_bytes``' three forms, byte for byte (the key's meaning): one byte a number while all
+    are below 255, else 0xFF and two bytes each while all are below 65,535, else 0xFFFFFF and
+    four bytes each; then 0x01. ``_narrow_key`` gives the first form or None."""
+    def ref(vals: list[int]) -> int:
+        top = max(vals)
+        if top < 0xFF:
+            raw = bytes(vals)
+        elif top < 0xFFFF:
+            raw = b"\xff" + b"".join(v.to_bytes(2, "little") for v in vals)
+        else:
+            raw = b"\xff\xff\xff" + b"".join(v.to_bytes(4, "little") for v in vals)
+        return int.from_bytes(raw + b"\x01", "little")
+    for vals in ([0], [7, 3, 254], [254, 255], [255], [3, 256], [0, 65_534], [65_535, 1],
+                 [1, 70_000, 2], [254] * 12):
+        assert _bytes(list(vals)) == ref(list(vals)), vals
+        # the one-byte form alone (a keyer's first try, ``Keyer._narrow``): None, with the
+        # numbers left as they were, where a number is 255 or more
+        mine = list(vals)
+        narrow = _narrow_key(mine)
+        assert narrow == (ref(list(vals)) if max(vals) < 0xFF else None), vals
+        assert narrow is not None or mine == list(vals)
 
 def _named_edges(order: str) -> tuple[int, int, set, bool]:
     """The whole naive two-client ring searched in ``order`` with its edges kept: states,
