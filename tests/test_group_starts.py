@@ -6,6 +6,8 @@ start whose schedule it is, and replay on that start's own scenario."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from protocols.explorer.check import check, check_group
@@ -169,3 +171,48 @@ def test_corrupted_starts_differ_only_in_start_fields():
     assert ca.myc0 != cb.myc0 or ca == cb
     check(a, "full", 10, also=[b])       # accepted (a limit, at 10 states)
 
+
+# --------------------------------------------------------------- verify --group-starts
+
+def test_verify_group_starts_gives_each_instance_its_row_with_the_groups_states(capsys,
+                                                                                 tmp_path):
+    from app.cli import main
+    args = ["verify", "kout_tree", "--family", "chaos", "--variant", "full", "--seeds", "1",
+            "--only", "3,9", "--max-states", "60000", "--workers", "1", "--json"]
+    assert main([*args, "--group-starts"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rows, summ = out["rows"], out["summary"]
+    assert [(r["index"], r["result"], r["group"]) for r in rows] == [(3, "ok", [3, 9]),
+                                                                      (9, "ok", [3, 9])]
+    assert rows[0]["states"] == rows[1]["states"] == summ["states"]
+    assert rows[0]["explorer"]["group"] == [3, 9]
+    assert summ["searches"] == 1 and summ["where"].endswith("starts grouped")
+    separate = [check(sc, "full", 60000)["states"] for sc in chaos_scenarios((3, 9))]
+    assert max(separate) <= summ["states"] < sum(separate)
+    assert main([*args, "--first", "1", "--only", "0"]) == 0    # the default: no grouping
+    out = json.loads(capsys.readouterr().out)
+    assert "group" not in out["rows"][0] and "searches" not in out["summary"]
+
+
+def test_verify_group_starts_gives_a_counterexample_to_its_own_instance_only(capsys, tmp_path):
+    """no-controller: chaos seed 6 violates at its start, seed 5 is ok; searched together the
+    violation is seed 6's, and seed 5 is searched again alone."""
+    from app.cli import main
+    assert main(["verify", "kout_tree", "--family", "chaos", "--variant", "no-controller",
+                 "--seeds", "1", "--only", "5,6", "--group-starts", "--workers", "1",
+                 "--save", str(tmp_path)]) == 1
+    text = capsys.readouterr().out
+    five, six = [ln for ln in text.splitlines() if "chaos#5" in ln or "chaos#6" in ln][:2]
+    assert " ok " in five and "one search with" not in five
+    assert "counterexample (violation)" in six and "one search with #5-#6" in six
+    saved = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert saved["params"]["chaos"] == {"seed": 6}
+    assert saved["expect"]["outcome"] == "violation"
+
+
+def test_group_tasks_groups_consecutive_starts_of_one_instance_only():
+    from protocols.verify import group_tasks
+    fam = get("kout_tree", "chaos")
+    groups = list(group_tasks(tasks(fam, "full", first=22, max_states=10)))
+    assert [[m["index"] for m in g["members"]] for g in groups] == [
+        list(range(10)), list(range(10, 20)), [20, 21]]
