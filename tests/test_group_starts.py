@@ -15,7 +15,7 @@ from protocols.explorer.engine import Search, SearchOptions
 from protocols.explorer.keys import Keyer, plain_key
 from protocols.kernel import Simulator, Transitions
 from protocols.runner import build
-from protocols.scenario import ScenarioError, parse
+from protocols.scenario import ScenarioError, gallery, parse
 from protocols.verify import get, tasks
 
 # n2 (()) ℓ=1 k=1 r:1 p1:1 with two of its corrupted starts (chaos seeds 9, 3: the
@@ -137,6 +137,25 @@ def test_a_counterexample_names_its_start_and_replays_on_that_scenario():
         "confirmed_by_monitor"]
     assert rows[0]["group"]["members"] == [0] and rows[0]["group"]["searches"] == 2
     assert rows[1]["group"]["members"] == [0, 1] and rows[1]["group"]["searches"] == 1
+
+
+def test_a_livelock_lasso_is_built_and_confirmed_on_its_own_start():
+    """kout_tree `no-priority` on Fig. 3 starves a (a fair lasso): from the gallery's tokens in
+    16 steps, from the default tokens in 29. Together, the lasso nearest a root is the Fig. 3
+    start's, and its stem and loop replay there."""
+    fig3 = gallery()["kout-fig3"]
+    default = fig3.model_copy(update={"id": "fig3-default-tokens", "params": {
+        k: v for k, v in fig3.params.items() if k != "tokens"}})
+    r = check(default, "no-priority", 50_000, also=[fig3])
+    assert r["result"] == "livelock" and r["start"] == 1
+    assert r["reductions"]["livelock_checked"]
+    ce = r["counterexample"]
+    assert ce["scenario"] == "kout-fig3" and ce["confirmed_by_monitor"] and ce["length"] == 16
+    sim = build(fig3, "no-priority")          # the loop returns to its first state
+    sim.replay(ce["schedule"][:ce["loop_start"]])
+    first = plain_key(sim.state(), sim.fifo)
+    sim.replay(ce["schedule"][ce["loop_start"]:])
+    assert plain_key(sim.state(), sim.fifo) == first
 
 
 @pytest.mark.parametrize("change, part", [

@@ -232,7 +232,11 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
                        "events_restricted": allowed is not None},
     }
     if starts:
-        result["group"] = {"starts": len(members), "distinct_starts": len(set(search.roots))}
+        # distinct: how many roots the starts made (None if a finding at a start ended the
+        # search before every start was added)
+        added = len(search.roots) == len(members)
+        result["group"] = {"starts": len(members),
+                           "distinct_starts": len(set(search.roots)) if added else None}
         result["start"] = None
     schedule: list[str] | None = None
     start = 0          # the start the schedule begins at
