@@ -193,7 +193,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise ScenarioError(f"verify: cannot write --rows {args.rows!r}: {exc.strerror}") from None
     with log or contextlib.nullcontext():
         for row in verify(fam, variant, scheduler_address=args.scheduler_address,
-                          workers=args.workers, **kw):
+                          workers=args.workers, group_starts=args.group_starts, **kw):
             counts[row["result"]] += 1
             if row["result"] == "counterexample":
                 row["file"] = str(report.save_counterexample(row, row.pop("scenario"), folder,
@@ -210,6 +210,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         sys.stderr.write("\n")
     where = (f"dask {args.scheduler_address}" if args.scheduler_address
              else f"local pool, {args.workers or os.cpu_count()} processes")
+    if args.group_starts:
+        where += ", starts grouped"
     summ = report.summary(rows, fam, variant, time.perf_counter() - t0, where)
     if classes is not None:
         summ["sample"] = {"per_class": args.sample, "seed": args.sample_seed,
@@ -375,6 +377,10 @@ def _verify_parsers(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--list", action="store_true", help="list the families")
     f.add_argument("--workers", type=int, help="local processes (default: all cores)")
     f.add_argument("--scheduler-address", help="run on this Dask distributed scheduler")
+    f.add_argument("--group-starts", action="store_true",
+                   help="explore instances that differ only by their start (kout_tree's chaos "
+                   "seeds of one instance) in one search from all their starts; each row "
+                   "still gets its own verdict, with the group's states")
     f.add_argument("--save", default="counterexamples",
                    help="folder for counterexample scenario files (default: ./counterexamples)")
     f.add_argument("--progress", action="store_true", help="progress bar even when not a tty")

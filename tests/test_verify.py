@@ -179,6 +179,16 @@ def test_a_sweep_on_the_cluster_equals_the_local_one(cluster, tmp_path):
     assert a["metrics"] == b["metrics"] and a["outcomes"] == b["outcomes"]
 
 
+def test_grouped_starts_on_a_local_cluster_give_the_local_pools_rows(cluster):
+    """``--group-starts`` takes the same path: one task per group, its rows back together."""
+    fam = fams.get("kout_tree", "chaos")
+    kw = {"only": {5, 6, 7}, "seeds": 1, "max_states": 3000, "group_starts": True}
+    local = sorted(map(_key, verify(fam, "no-controller", workers=1, **kw)))
+    remote = sorted(map(_key, verify(fam, "no-controller", scheduler_address=cluster, **kw)))
+    assert remote == local and [k[1] for k in local] == ["ok", "counterexample",
+                                                         "counterexample"]
+
+
 def test_cli_verify_takes_a_scheduler_address(cluster, tmp_path, capsys):
     assert main(["verify", "coterie", "--family", "small", "--first", "3", "--seeds", "1",
                  "--max-states", "3000", "--scheduler-address", cluster, "--json"]) == 0

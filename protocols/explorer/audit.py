@@ -39,6 +39,8 @@ class ForgetAudit:
         self.every = every
         self.seen = 0
         self.checked = 0
+        # (a search from several starts) the start of the state being audited, in words
+        self.where: Callable[[], str] | None = None
 
     def __call__(self, st: State, schedule: Callable[[], list[str]]) -> None:
         self.seen += 1
@@ -60,13 +62,18 @@ class ForgetAudit:
         if bad != bad_other:
             raise ScenarioError(
                 f"{protocol.id}.forget_keeps_violations is wrong: the state after "
-                f"{' '.join(schedule()) or 'step 0'} and its forgotten version are judged "
-                "differently")
+                f"{' '.join(schedule()) or 'step 0'}{self._start()} and its forgotten version "
+                "are judged differently")
         if mine != theirs:
             raise ScenarioError(
                 f"{self.keyer.protocol.id}.forget erased a value a later step reads: the state "
-                f"after {' '.join(schedule()) or 'step 0'} and its forgotten version have "
+                f"after {' '.join(schedule()) or 'step 0'}{self._start()} and its forgotten "
+                "version have "
                 "different successors")
+
+    def _start(self) -> str:
+        """Where the audited state's schedule begins, if there are several starts."""
+        return f" from {self.where()}" if self.where is not None else ""
 
     def _violations(self, st: State) -> tuple[str, ...]:
         self.ts.load(st)

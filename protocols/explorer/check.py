@@ -5,11 +5,17 @@ Returns a JSON-ready dict with the keys of the architecture page, ``result``, ``
 ``transitions``, ``depth``, ``reductions``, ``finding`` (what was found, in words) and
 ``stopped`` (why a ``limit`` result stopped: ``max_states``, ``cancelled``, ``timeout`` or
 ``cpu_time``).
+
+``check(scenario, ..., also=[other, ...])`` explores the scenario together with other starts of
+the same instance (``same_instance``) in one search from all their starts; ``check_group``
+gives each of a group of such scenarios its own verdict from as few searches as possible
+(docs/explorer.md, "One search for a group of starts").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -38,8 +44,15 @@ def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_
           forget: bool = True, progress: Progress | None = None, progress_every: int = 10_000,
           should_stop: Callable[[], bool] | None = None,
           max_seconds: float | None = None,
-          max_cpu_seconds: float | None = None) -> dict[str, Any]:
+          max_cpu_seconds: float | None = None,
+          also: Sequence[Scenario] = ()) -> dict[str, Any]:
     """Explore every schedule of ``scenario`` breadth-first, up to ``max_states`` states.
+
+    - ``also``: other scenarios of the same instance up to their start (``same_instance``),
+      explored in the same search from all the starts at once: ``ok`` then holds for each of
+      them, ``limit`` for none; a counterexample belongs to one start, named by the answer's
+      ``start`` (0: ``scenario``, k: ``also[k - 1]``), and its schedule and ``link`` replay on
+      that scenario. The answer also has ``group`` (how many starts, how many distinct).
 
     - ``symmetry``: use the scenario's declared interchangeable processes (if any). Under
       symmetry the livelock search is skipped (its fairness labels are not renaming-invariant;
@@ -61,15 +74,97 @@ def check(scenario: Scenario, variant: str | None = None, max_states: int = 200_
       livelock, so skipping that search loses nothing) and the scenario has no faults and no
       symmetry; ``True`` asks for it (an error where impossible), ``False`` turns it off.
 
-    Raises ScenarioError for bad input (unknown variant, bad symmetry declaration).
+    Raises ScenarioError for bad input (unknown variant, bad symmetry declaration, an ``also``
+    scenario that is not the same instance).
     """
     if not isinstance(max_states, int) or isinstance(max_states, bool) or max_states < 1:
         raise ScenarioError("max_states: must be a whole number of at least 1")
     sim = build(scenario, variant)
+    starts = [(build(sc, variant), sc) for sc in also]
+    same_instance([(sim, scenario), *starts], symmetry)
     return explore(sim, scenario, max_states, symmetry=symmetry, livelock_check=livelock_check,
                    partial_order=partial_order, forget=forget, progress=progress,
                    progress_every=progress_every, should_stop=should_stop,
-                   max_seconds=max_seconds, max_cpu_seconds=max_cpu_seconds)
+                   max_seconds=max_seconds, max_cpu_seconds=max_cpu_seconds, starts=starts)
+
+
+def check_group(scenarios: Sequence[Scenario], variant: str | None = None,
+                max_states: int = 200_000, **options: Any) -> list[dict[str, Any]]:
+    """One verdict per scenario of a group of starts of one instance, from as few searches
+    as possible: ``check`` of all of them together; a counterexample found belongs to one
+    start, which gets it, and the others (whose verdict it does not settle) are searched
+    again together, until a search ends without one. Each answer is that last search's
+    (``ok`` or ``limit``; ``states`` the group's) or the one that found its counterexample,
+    with ``group``: ``members`` (indices into ``scenarios`` searched together) and
+    ``searches`` (the how-manieth search of the group it is).
+
+    ``options``: ``check``'s keywords (not ``also``). Raises ScenarioError as ``check``."""
+    if not scenarios:
+        raise ScenarioError("check_group: give at least one scenario")
+    if "also" in options:
+        raise ScenarioError("check_group: the scenarios are the group; do not pass also")
+    symmetry = options.get("symmetry", True)
+    same_instance([(build(sc, variant), sc) for sc in scenarios], symmetry)
+    out: list[dict[str, Any] | None] = [None] * len(scenarios)
+    left = list(range(len(scenarios)))
+    searches = 0
+    while left:
+        searches += 1
+        res = check(scenarios[left[0]], variant, max_states,
+                    also=[scenarios[m] for m in left[1:]], **options)
+        res["group"] = {**res.get("group", {"starts": 1, "distinct_starts": 1}),
+                        "members": list(left), "searches": searches}
+        if res["result"] in FOUND:
+            k = left.pop(res.get("start") or 0)
+            res["start"] = k
+            res["counterexample"]["scenario"] = getattr(scenarios[k], "id", res["scenario"])
+            out[k] = res
+            continue
+        for m in left:
+            out[m] = {**res, "group": dict(res["group"]), "start": None,
+                      "scenario": getattr(scenarios[m], "id", res["scenario"])}
+        left = []
+    return [r for r in out if r is not None]
+
+
+def same_instance(members: Sequence[tuple[Simulator, Any]], symmetry: bool = True) -> None:
+    """Raise ScenarioError unless every (simulator at step 0, scenario) is the same instance
+    as the first up to its start: the same protocol, variant, processes, channels, faults,
+    symmetry declaration (when used) and built configuration, except the configuration fields
+    the protocol declares as the start's own (``Protocol.start_fields``: read only to describe
+    the start, e.g. kout_tree's ``myc0``). Their states (process states and messages in
+    flight) may differ: that is what a start is."""
+    if len(members) < 2:
+        return
+    first = instance_of(*members[0], symmetry)
+    for k, (sim, sc) in enumerate(members[1:], 1):
+        mine = instance_of(sim, sc, symmetry)
+        for part, value in first.items():
+            if mine[part] != value:
+                detail = ""
+                if part == "config" and dataclasses.is_dataclass(value) and \
+                        type(value) is type(mine[part]):
+                    names = [f.name for f in dataclasses.fields(value)
+                             if getattr(value, f.name) != getattr(mine[part], f.name)]
+                    detail = f" (fields {', '.join(names)})"
+                raise ScenarioError(
+                    f"starts of one instance: scenario {k} "
+                    f"({getattr(sc, 'id', '?')}) is not the same instance as scenario 0 "
+                    f"({getattr(members[0][1], 'id', '?')}) up to its start: its {part} "
+                    f"differs{detail}; only the initial state may differ")
+
+
+def instance_of(sim: Simulator, scenario: Any, symmetry: bool = True) -> dict[str, Any]:
+    """What ``same_instance`` compares, by name: equal for two scenarios (built as ``sim``)
+    exactly when they are one instance up to their start."""
+    cfg = sim.config
+    own = tuple(getattr(sim.protocol, "start_fields", ()))
+    if own and dataclasses.is_dataclass(cfg):
+        cfg = dataclasses.replace(cfg, **{f: None for f in own})
+    return {"protocol": sim.protocol.id, "variant": sim.variant, "processes": sim.pids,
+            "channels": sim.fifo, "faults": sim.faults,
+            "symmetry declaration": getattr(scenario, "symmetry", []) if symmetry else [],
+            "config": cfg}
 
 
 def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
@@ -77,13 +172,20 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
             forget: bool = True, progress: Progress | None = None, progress_every: int = 10_000,
             should_stop: Callable[[], bool] | None = None,
             max_seconds: float | None = None,
-            max_cpu_seconds: float | None = None) -> dict[str, Any]:
+            max_cpu_seconds: float | None = None,
+            starts: Sequence[tuple[Simulator, Any]] = ()) -> dict[str, Any]:
     """``check`` on a simulator at step 0 (any protocol object, e.g. a test's own); fresh
-    simulators for replays are made with ``Simulator(sim.protocol, scenario, sim.variant)``."""
+    simulators for replays are made with ``Simulator(sim.protocol, scenario, sim.variant)``.
+    ``starts``: (simulator at step 0, scenario) of more starts of the same instance
+    (``same_instance``, checked by the caller), searched together with ``sim``'s."""
+    members = [(sim, scenario), *starts]
 
-    def fresh() -> Simulator:
-        return Simulator(sim.protocol, scenario, sim.variant)
+    def fresh_of(k: int) -> Callable[[], Simulator]:
+        """Fresh simulators at step 0 of start k (0: ``sim``'s), for its replays."""
+        s, sc = members[k]
+        return lambda: Simulator(s.protocol, sc, s.variant)
 
+    fresh = fresh_of(0)
     sid = getattr(scenario, "id", "scenario")
     decl = getattr(scenario, "symmetry", []) if symmetry else []
     ts = Transitions(sim)
@@ -108,13 +210,17 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
                             progress_every=progress_every, should_stop=should_stop,
                             max_seconds=max_seconds, max_cpu_seconds=max_cpu_seconds,
                             expansion=reducer, events=allowed, can_finish=finish,
-                            audit=ForgetAudit(fresh, keyer, ts=ts) if keyer.forgets else None)
+                            audit=ForgetAudit(fresh, keyer, ts=ts) if keyer.forgets else None,
+                            starts=tuple(s.state() for s, _sc in starts))
     search = Search(ts, options, keyer.key)
+    g = search.graph
+    if starts and options.audit is not None:
+        # the audited state is the one just added: name its start in an error
+        options.audit.where = lambda: _named(members, search.start_of(len(g.parent) - 1))
     try:
         stop = search.run()
     except LocalityError as exc:
         raise ScenarioError(str(exc)) from None
-    g = search.graph
     result: dict[str, Any] = {
         "scenario": sid, "protocol": sim.protocol.id, "variant": sim.variant,
         "result": "ok", "states": len(g.parent), "transitions": g.transitions,
@@ -125,11 +231,20 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
                        "can_finish_checked": finish and search.complete,
                        "events_restricted": allowed is not None},
     }
+    if starts:
+        # distinct: how many roots the starts made (None if a finding at a start ended the
+        # search before every start was added)
+        added = len(search.roots) == len(members)
+        result["group"] = {"starts": len(members),
+                           "distinct_starts": len(set(search.roots)) if added else None}
+        result["start"] = None
     schedule: list[str] | None = None
+    start = 0          # the start the schedule begins at
     extra: dict[str, Any] = {}
     if stop is not None and stop.kind in ("violation", "deadlock"):
         result["result"] = stop.kind
         schedule = stop.schedule
+        start = stop.start
         result["finding"] = stop.text or None
         # the visited set and the kernel's memo are not needed any more: free them before
         # the confirming replay allocates its own simulator
@@ -138,7 +253,8 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
     elif with_livelock:
         lasso = livelock.find(g, bool(getattr(sim.protocol, "livelock_bypass", False)))
         if lasso is not None:
-            schedule, loop_start = _lasso_schedule(fresh, search, lasso)
+            start = search.start_of(lasso.entry)
+            schedule, loop_start = _lasso_schedule(fresh_of(start), search, lasso)
             result["result"] = "livelock"
             extra["loop_start"] = loop_start
             others = ("while others keep being served" if lasso.cs_mask == 0
@@ -148,9 +264,10 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
                                  "enabled throughout the loop is taken in it (a weakly fair "
                                  "scheduler can follow it forever)")
     elif finish and search.complete:
-        stuck = search.cannot_finish()
-        if stuck is not None:
-            schedule = stuck
+        node = search.cannot_finish_node()
+        if node is not None:
+            schedule = g.path(node)
+            start = search.start_of(node)
             result["result"] = "livelock"
             result["finding"] = ("cannot finish: after this schedule no schedule serves every "
                                  "request any more (every run from here starves someone)")
@@ -158,16 +275,24 @@ def explore(sim: Simulator, scenario: Any, max_states: int = 200_000, *,
         result["result"] = "limit"
         result["stopped"] = "max_states" if stop.kind == "limit" else stop.kind
     if schedule is not None:
-        replay = confirm(fresh, schedule, result["result"])
+        replay = confirm(fresh_of(start), schedule, result["result"])
         result["counterexample"] = {"schedule": schedule, "length": len(schedule), **extra,
                                     **replay}
         if result["finding"] is None:
             result["finding"] = replay.get("monitor")
-        result["link"] = link(sid, sim.variant, schedule)
+        result["link"] = link(getattr(members[start][1], "id", sid), sim.variant, schedule)
+        if starts:
+            result["start"] = start
+            result["counterexample"]["scenario"] = getattr(members[start][1], "id", sid)
     if reducer is not None:
         result["reductions"]["reduced_states"] = search.reduced
     result["seconds"] = round(search.elapsed(), 3)
     return result
+
+
+def _named(members: Sequence[tuple[Simulator, Any]], k: int) -> str:
+    """Start k of a group, in words."""
+    return f"start {k} (scenario {getattr(members[k][1], 'id', '?')})"
 
 
 def _por_by_default(sim: Simulator, group: int) -> bool:

@@ -75,6 +75,11 @@ class SearchOptions:
     - ``keep_edges``: keep the graph's edges (the livelock search needs them).
     - ``expansion``: a reduction plug-in (``por.PartialOrder``).
     - ``audit(state, schedule)``: called with each new state (``audit.ForgetAudit``).
+    - ``starts``: more states to search from besides the simulator's current one (other
+      starts of the same instance, e.g. corrupted starts that differ only in their state):
+      every state reachable from any start is visited once; each start is a root (parent
+      -1, depth 0; one equal to an earlier start is not added again) and a node belongs to
+      the start its parent chain leads back to (``Search.start_of``).
     - ``progress(info)`` every ``progress_every`` new states; ``should_stop()`` polled then
       (True: ``cancelled``); ``max_seconds`` bounds the wall time (``timeout``),
       ``max_cpu_seconds`` the CPU time of this process (``time.process_time``; ``cpu_time``),
@@ -100,6 +105,7 @@ class SearchOptions:
     should_stop: Callable[[], bool] | None = None
     max_seconds: float | None = None
     max_cpu_seconds: float | None = None
+    starts: tuple[State, ...] = ()
 
 
 # The array type codes a stored sequence of numbers widens through: each holds every number
@@ -272,13 +278,21 @@ class Graph:
         self.codes = Adjacency(self.succ)
 
     def path(self, i: int) -> list[str]:
-        """The schedule from the root to node i."""
+        """The schedule from node i's root (its start) to node i."""
         out = []
-        while i > 0:
+        parent = self.parent
+        while (p := parent[i]) >= 0:
             out.append(self.via[i])
-            i = self.parent[i]
+            i = p
         out.reverse()
         return out
+
+    def root(self, i: int) -> int:
+        """The root node i's parent chain leads back to (0 in a search from one start)."""
+        parent = self.parent
+        while (p := parent[i]) >= 0:
+            i = p
+        return i
 
 
 @dataclass
@@ -289,6 +303,7 @@ class Stop:
     node: int = -1            # the state reached (violation / deadlock)
     schedule: list[str] = field(default_factory=list)
     text: str = ""
+    start: int = 0            # the start ``schedule`` begins at (``Search.start_of``)
 
 
 @dataclass
@@ -312,6 +327,8 @@ class SearchResult:
     finals: int = 0                      # states with no event to explore that ``final`` judged
     done_states: int = 0                 # (can_finish) states where everyone is served
     cannot_finish: list[str] | None = None
+    start: int = 0                       # the start ``schedule`` begins at (``starts``: 1, 2...)
+    cannot_finish_start: int = 0
     graph: Graph = field(default_factory=Graph, repr=False)
 
 
@@ -347,6 +364,9 @@ class Search:
         self.cpu_started = time.process_time()
         self.max_depth = 0
         self.findings: dict[str, tuple[str, list[str]]] = {}
+        self.finding_starts: dict[str, int] = {}     # per kind in ``findings``: its start
+        # per start (the simulator's state, then ``options.starts``): its root node
+        self.roots: list[int] = []
         self.finals = 0
         self.done: list[int] = []
         self.complete = False
@@ -462,11 +482,50 @@ class Search:
                                    "depth": self.max_depth, "frontier": frontier,
                                    "seconds": round(self.elapsed(), 3)})
 
-    def _found(self, kind: str, text: str, node: int, schedule: list[str]) -> Stop | None:
-        """Record a finding; a Stop if the search ends there."""
+    def start_of(self, node: int) -> int:
+        """Which start node ``node`` descends from: 0 for the simulator's own state, k for
+        ``options.starts[k - 1]`` (the first of equal starts)."""
+        return self.roots.index(self.graph.root(node)) if len(self.roots) > 1 else 0
+
+    def _found(self, kind: str, text: str, node: int, schedule: list[str],
+               origin: int | None = None) -> Stop | None:
+        """Record a finding; a Stop if the search ends there. ``origin``: a stored node on
+        the schedule's path (default ``node``), which says the start it begins at."""
         if self.options.stop_at_first:
-            return Stop(kind, node, schedule, text)
-        self.findings.setdefault(kind, (text, schedule))
+            return Stop(kind, node, schedule, text,
+                        self.start_of(node if origin is None else origin))
+        if kind not in self.findings:
+            self.findings[kind] = (text, schedule)
+            self.finding_starts[kind] = self.start_of(node if origin is None else origin)
+        return None
+
+    def _start(self, st: State, queue: deque[int], reps: deque[Any]) -> Stop | None:
+        """Add one of ``options.starts`` as a root, judged as the first one is (a start whose
+        key is already stored is not added again: it shares that root)."""
+        ts, o = self.ts, self.options
+        ts.load(st)
+        k = self.key(st)
+        j = self.seen.get(k)
+        if j is not None:
+            self.roots.append(j)
+            return None
+        j = self._add(k, -1, "", ts.unfinished())
+        self.roots.append(j)
+        if o.violations and (bad := ts.violations()) and \
+                (s := self._found("violation", "; ".join(bad), j, [])):
+            return s
+        if o.deadlocks and ts.stuck() and \
+                (s := self._found("deadlock", "deadlock in the initial state", j, [])):
+            return s
+        if o.goal is not None and (text := o.goal(ts.view)) and \
+                (s := self._found("goal", text, j, [])):
+            return s
+        if self.fast:
+            nums, cnums = ts.state_numbers(st)
+            reps.append((st, nums, cnums, k))
+        else:
+            reps.append((st, None, None, k))
+        queue.append(j)
         return None
 
     def run(self) -> Stop | None:
@@ -477,6 +536,7 @@ class Search:
         ts.load(root)
         root_key = self.key(root)
         self._add(root_key, -1, "", ts.unfinished())
+        self.roots.append(0)
         if o.violations:
             bad = ts.violations()
             self.root_bad = bool(bad)
@@ -501,6 +561,9 @@ class Search:
         # an event's identity (``Outcome.ident``) -> its edge code without the CS bit
         code_of: dict[Any, int] = {}
         queue: deque[int] = deque([0])
+        for st in o.starts:         # more roots, all before the first expansion
+            if s := self._start(st, queue, reps):
+                return s
         take, take_rep = (queue.popleft, reps.popleft) if o.order == "bfs" else \
             (queue.pop, reps.pop)
         next_report = self.progress_every
@@ -607,7 +670,7 @@ class Search:
                         j = self.seen.get(k)
                 if o.violations and out.violations:
                     text = "; ".join(out.violations)
-                    if s := self._found("violation", text, -1, g.path(i) + [ev.id]):
+                    if s := self._found("violation", text, -1, g.path(i) + [ev.id], i):
                         return s
                 if j is None:
                     if len(g.parent) >= max_states:
@@ -679,6 +742,11 @@ class Search:
     def cannot_finish(self) -> list[str] | None:
         """(can_finish, after a complete search) A schedule to the first state, in search
         order, from which no state where everyone is served can be reached; None if none."""
+        i = self.cannot_finish_node()
+        return None if i is None else self.graph.path(i)
+
+    def cannot_finish_node(self) -> int | None:
+        """The node ``cannot_finish`` leads to (its start: ``start_of``); None if none."""
         g = self.graph
         n = len(g.parent)
         # predecessors, flat: pred[off[v]:off[v + 1]] (two passes over the edges)
@@ -710,7 +778,7 @@ class Search:
                     work.append(u)
         for i in range(n):
             if not good[i]:
-                return g.path(i)
+                return i
         return None
 
 
@@ -723,8 +791,11 @@ def search(sim: Simulator | Transitions, options: SearchOptions | None = None,
     s = Search(ts, o, key)
     stop = s.run()
     findings = dict(s.findings)
+    starts = dict(s.finding_starts)
     if stop is not None and stop.kind in ("violation", "deadlock", "goal", "final"):
         findings.setdefault(stop.kind, (stop.text, stop.schedule))
+        starts.setdefault(stop.kind, stop.start)
+    start = 0
     if stop is not None and stop.kind not in findings:
         result = "limit" if stop.kind == "limit" else stop.kind
         schedule, text = None, ""
@@ -732,11 +803,15 @@ def search(sim: Simulator | Transitions, options: SearchOptions | None = None,
         first = stop.kind if stop is not None else next(iter(findings))
         result = first
         text, schedule = findings[first]
+        start = starts[first]
     else:
         result, schedule, text = "ok", None, ""
     res = SearchResult(result, len(s.graph.parent), s.graph.transitions, s.max_depth,
                        round(s.elapsed(), 3), s.complete, schedule, text, findings, s.finals,
-                       len(s.done), graph=s.graph)
+                       len(s.done), start=start, graph=s.graph)
     if o.can_finish and s.complete:
-        res.cannot_finish = s.cannot_finish()
+        node = s.cannot_finish_node()
+        if node is not None:
+            res.cannot_finish = s.graph.path(node)
+            res.cannot_finish_start = s.start_of(node)
     return res

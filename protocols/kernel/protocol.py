@@ -307,6 +307,12 @@ class Protocol:
     #: Partial-order reduction on by default in ``allocscope check`` (only where the protocol
     #: argues it cannot livelock, since the reduced search skips livelocks).
     por_default: bool = False
+    #: The configuration fields that only describe the start (read to report it, never by a
+    #: step or a judgement of the search, e.g. kout_tree's initial root counter ``myc0``, which
+    #: only the timeline's history reads): two scenarios whose built configurations differ
+    #: only there are one instance up to its start, and ``check(..., also=[...])`` may explore
+    #: them in one search from all their starts (``explorer.check.same_instance``).
+    start_fields: tuple[str, ...] = ()
 
 
 @functools.cache

@@ -48,6 +48,9 @@ class KoutTree(Root, Process, Application, RuleProtocol):
     # Fig. 3's livelock lets r and b enter over and over while a starves: a repeated state
     # while one requester is bypassed the whole period is what the paper calls a livelock.
     livelock_bypass = True
+    # The root's initial counter (a chaos start's) is read only by the timeline's history
+    # (``legitimacy.track``): starts that differ only in it are one instance (``check``'s also).
+    start_fields = ("myc0",)
 
     # ---- building -------------------------------------------------------------------------
     def setup(self, scenario: Any, variant: str) -> Setup:

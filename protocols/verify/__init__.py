@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from .families import Family, Instance, get, instances, iter_instances, sample
-from .runner import run_tasks, verify_instance
+from .runner import group_tasks, run_tasks, verify_group, verify_instance
 
 
 def tasks(fam: Family, variant: str, *, quick: bool = False, max_states: int | None = None,
@@ -41,10 +41,19 @@ def tasks(fam: Family, variant: str, *, quick: bool = False, max_states: int | N
 
 
 def verify(fam: Family, variant: str, *, scheduler_address: str | None = None,
-           workers: int | None = None, **kw: Any) -> Iterator[dict[str, Any]]:
-    """Rows as instances finish (any order; ``index`` says which)."""
-    yield from run_tasks(verify_instance, tasks(fam, variant, **kw), scheduler_address,
-                         workers)
+           workers: int | None = None, group_starts: bool = False,
+           **kw: Any) -> Iterator[dict[str, Any]]:
+    """Rows as instances finish (any order; ``index`` says which). ``group_starts``: instances
+    that differ only by their start (consecutive in the family) are explored in one search
+    from all their starts (``runner.verify_group``); their rows come together."""
+    if not group_starts:
+        yield from run_tasks(verify_instance, tasks(fam, variant, **kw), scheduler_address,
+                             workers)
+        return
+    for rows in run_tasks(verify_group, group_tasks(tasks(fam, variant, **kw)),
+                          scheduler_address, workers):
+        yield from rows
 
 
-__all__ = ["Family", "get", "instances", "sample", "tasks", "verify", "verify_instance"]
+__all__ = ["Family", "get", "group_tasks", "instances", "sample", "tasks", "verify",
+           "verify_group", "verify_instance"]

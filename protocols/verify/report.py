@@ -10,14 +10,17 @@ from typing import Any, TextIO
 
 def summary(rows: list[dict[str, Any]], fam: Any, variant: str, seconds: float,
             where: str) -> dict[str, Any]:
-    """Counts by result (``limit`` is its own count, never part of ``ok``) and the worst cases."""
+    """Counts by result (``limit`` is its own count, never part of ``ok``) and the worst cases.
+    ``states``: the states stored, each group search's (``--group-starts``) counted once, and
+    then ``searches``: how many exhaustive searches that took."""
     counts = {"ok": 0, "limit": 0, "counterexample": 0}
     for r in rows:
         counts[r["result"]] += 1
+    searched = _searches(rows)
     out: dict[str, Any] = {
         "protocol": fam.protocol, "family": fam.name, "variant": variant, "doc": fam.doc,
         "instances": len(rows), **counts,
-        "states": sum(r["states"] for r in rows),
+        "states": sum(searched.values()),
         "max_states_per_instance": max((r["states"] for r in rows), default=0),
         "seconds": round(seconds, 1), "where": where,
         "cpu_seconds": round(sum(r.get("cpu_seconds", 0.0) for r in rows), 1),
@@ -28,6 +31,8 @@ def summary(rows: list[dict[str, Any]], fam: Any, variant: str, seconds: float,
         "limits": [r["instance"] for r in rows if r["result"] == "limit"],
         "limits_by_bound": _by_bound(rows),
     }
+    if any(r.get("group") for r in rows):
+        out["searches"] = len(searched)
     worst = [r["worst"] for r in rows if "worst" in r]
     if worst:
         exact = [w for w in worst if w["result"] == "ok"]
@@ -45,6 +50,35 @@ def summary(rows: list[dict[str, Any]], fam: Any, variant: str, seconds: float,
     return out
 
 
+def _searches(rows: list[dict[str, Any]]) -> dict[tuple, int]:
+    """Each exhaustive search the rows come from, with its states: one per row, or one per
+    group search (rows with the same ``group`` and states came from one search)."""
+    out: dict[tuple, int] = {}
+    for r in rows:
+        group = r.get("group")
+        key = ("group", tuple(group), r["states"]) if group and len(group) > 1 else \
+            ("instance", r["index"])
+        out[key] = r["states"]
+    return out
+
+
+def _group_text(group: list[int] | None) -> str:
+    """``; one search with #20-#29`` for a row of a group search of several starts."""
+    if not group or len(group) < 2:
+        return ""
+    runs: list[str] = []
+    ordered = sorted(group)
+    lo = prev = ordered[0]
+    for i in [*ordered[1:], None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        runs.append(f"#{lo}" if lo == prev else f"#{lo}-#{prev}")
+        if i is not None:
+            lo = prev = i
+    return f"; one search with {','.join(runs)} (states: the group's)"
+
+
 def _by_bound(rows: list[dict[str, Any]]) -> dict[str, int]:
     """How many ``limit`` rows each bound stopped (``max_states``, ``timeout``, ``cpu_time``)."""
     out: dict[str, int] = {}
@@ -55,8 +89,10 @@ def _by_bound(rows: list[dict[str, Any]]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def table(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
-    """instance | states | result | seconds (and the random runs' outcomes)."""
+def table(rows: list[dict[str, Any]], out: TextIO | None = None) -> None:
+    """instance | states | result | seconds (and the random runs' outcomes). ``out``: default
+    the current ``sys.stdout`` (looked up at the call, so a replaced stdout is honoured)."""
+    out = out or sys.stdout
     w = max([len(r["instance"]) for r in rows] + [8])
     out.write(f"{'instance':{w}}  {'states':>9}  {'result':<28}  {'seconds':>8}  random\n")
     for r in sorted(rows, key=lambda r: r["index"]):
@@ -78,6 +114,7 @@ def table(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
             if "max_messages" in wc:
                 rnd += (f", {wc['max_messages']} messages at most, ≥ "
                         f"{wc['min_over_best']} × 4|q| at every end")
+        rnd += _group_text(r.get("group"))
         out.write(f"{r['instance']:{w}}  {r['states']:>9}  {res:<28}  {r['seconds']:>8.2f}  "
                   f"{rnd}\n")
 

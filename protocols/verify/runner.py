@@ -2,9 +2,12 @@
 
 ``verify_instance(task)`` runs the explorer's public ``check`` exhaustively under the task's
 state bound, then seeded random schedules without faults and, when the family says so, with
-the protocol's faults; it returns one JSON-ready row. ``run_tasks`` maps it over tasks on a
-local process pool (default: all cores) or on a Dask distributed cluster given its scheduler
-address: the same function, the same rows, in either place.
+the protocol's faults; it returns one JSON-ready row. ``verify_group(task)`` does the same for
+a group of instances that differ only by their start (``--group-starts``): one exhaustive
+search from all their starts (``explorer.check_group``), then each instance's own random runs;
+it returns one row per instance. ``run_tasks`` maps either over tasks on a local process pool
+(default: all cores) or on a Dask distributed cluster given its scheduler address: the same
+function, the same rows, in either place.
 """
 
 from __future__ import annotations
@@ -32,16 +35,76 @@ def verify_instance(task: dict[str, Any]) -> dict[str, Any]:
     from ..scenario import parse
     t0, cpu0 = time.perf_counter(), time.process_time()
     sc = parse(task["scenario"])
-    variant = task["variant"]
-    row: dict[str, Any] = {"index": task["index"], "instance": task["name"], "variant": variant}
     cpu_ex = time.process_time()
-    res = check(sc, variant=variant, max_states=task["max_states"],
+    res = check(sc, variant=task["variant"], max_states=task["max_states"],
                 max_seconds=task.get("max_seconds"),
                 max_cpu_seconds=task.get("max_cpu_seconds"))
+    # the explorer's own CPU time: what a ``--max-cpu-seconds`` bound is compared with
+    return _row(task, sc, res, round(time.process_time() - cpu_ex, 3), t0, cpu0)
+
+
+def verify_group(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of a group of instances that differ only by their start (``task["members"]``,
+    instance tasks; ``group_tasks``): their exhaustive searches as one search from all their
+    starts (``explorer.check_group``: ``ok`` or ``limit`` is the group's, a counterexample its
+    start's, the others searched again without it), then each instance's own random runs.
+    Each row's ``explorer.states`` and ``cpu_seconds`` are its group search's, and ``group``
+    lists the indices of the instances searched with it (itself included)."""
+    from ..explorer.check import check_group
+    from ..scenario import parse
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    members = task["members"]
+    scs = [parse(m["scenario"]) for m in members]
+    first = members[0]
+    results = check_group(scs, first["variant"], first["max_states"],
+                          max_seconds=first.get("max_seconds"),
+                          max_cpu_seconds=first.get("max_cpu_seconds"))
+    cpu_ex = round(time.process_time() - cpu0, 3)
+    rows = []
+    for m, sc, res in zip(members, scs, results, strict=True):
+        row = _row(m, sc, res, cpu_ex, time.perf_counter(), time.process_time())
+        row["group"] = [members[k]["index"] for k in res["group"]["members"]]
+        row["explorer"]["group"] = row["group"]
+        rows.append(row)
+    # the group search's time once, in the first row's totals (the sums stay true)
+    rows[0]["seconds"] = round(rows[0]["seconds"] + time.perf_counter() - t0
+                               - sum(r["seconds"] for r in rows), 3)
+    rows[0]["cpu_seconds"] = round(rows[0]["cpu_seconds"] + cpu_ex, 3)
+    return rows
+
+
+def group_tasks(tasks: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Consecutive instance tasks that are one instance up to their start
+    (``explorer.check.same_instance``: kout_tree's chaos seeds of one tree, ℓ, k and workload)
+    as one group task ``{"index": first index, "members": [task, ...]}`` for ``verify_group``;
+    an instance with no such neighbour is a group of one."""
+    from ..explorer.check import instance_of
+    from ..runner import build
+    from ..scenario import parse
+    group: list[dict[str, Any]] = []
+    ident: Any = None
+    for t in tasks:
+        sc = parse(t["scenario"])
+        mine = (t["variant"], t["max_states"], instance_of(build(sc, t["variant"]), sc))
+        if group and mine != ident:
+            yield {"index": group[0]["index"], "members": group}
+            group = []
+        if not group:
+            ident = mine
+        group.append(t)
+    if group:
+        yield {"index": group[0]["index"], "members": group}
+
+
+def _row(task: dict[str, Any], sc: Any, res: dict[str, Any], cpu_ex: float, t0: float,
+         cpu0: float) -> dict[str, Any]:
+    """One instance's row from its explorer answer ``res`` (``cpu_ex``: the search's CPU
+    seconds), with its random runs; ``t0`` / ``cpu0``: when the row's work began."""
+    variant = task["variant"]
+    row: dict[str, Any] = {"index": task["index"], "instance": task["name"], "variant": variant}
     ex = {k: res.get(k) for k in ("result", "states", "transitions", "depth", "seconds",
                                   "finding", "stopped")}
-    # the explorer's own CPU time: what a ``--max-cpu-seconds`` bound is compared with
-    ex["cpu_seconds"] = round(time.process_time() - cpu_ex, 3)
+    ex["cpu_seconds"] = cpu_ex
     ex["livelock_checked"] = res["reductions"]["livelock_checked"]
     ex["can_finish_checked"] = res["reductions"].get("can_finish_checked", False)
     if res.get("counterexample"):
