@@ -554,15 +554,21 @@ SPACETIME_JS = """() => {
 }"""
 
 MESSAGES_ON_ROWS_JS = """() => {
-  // a message's shape or label on a queue row's name or chips (OVERLAPS_JS sees text on text
-  // only: kout-random at step 48 had the PushT star on the "R" of p8's RSet row, in normal and
-  // present mode, and kout-chaos a PrioT label on p2's RSet chip)
+  // a message's shape or label on a queue row's name or chips, or on a node's detail line
+  // (OVERLAPS_JS sees text on text only: kout-random at step 48 had the PushT star on the "R"
+  // of p8's RSet row, in normal and present mode, and kout-chaos a PrioT label on p2's RSet chip)
   const ov = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2
     && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2;
   const rows = [...document.querySelectorAll('#view .queue .qname, #view .queue .qchip')]
     .map((e) => [(e.closest('.queue').querySelector('title') || {}).textContent || 'a row',
                  e.getBoundingClientRect()])
     .filter(([, r]) => r.width > 0).map(([t, r]) => [t.split(':')[0], r]);
+  // and on a node's detail lines (kout-fig3 at 800x600, step 10: the PushT star on r's
+  // "State=In Need=1 / RSet={a} Prio=⊥")
+  for (const t of document.querySelectorAll('#view .layer.nodes > g > text.detail')) {
+    const r = t.getBoundingClientRect();
+    if (r.width > 0 && t.textContent.trim()) rows.push([`${t.parentNode.dataset.id}'s "${t.textContent.trim()}"`, r]);
+  }
   const out = [];
   for (const g of document.querySelectorAll('#view .msg')) {
     for (const p of [g.querySelector('.msg-shape'), g.querySelector('.msg-label')]) {

@@ -318,3 +318,32 @@ def test_a_tree_rows_stand_beside_their_node(page: Any, live_server: str, sid: s
             elif f:
                 found[f"{w}x{h}{mode}"] = f
     assert found == {}, f"{sid}: RSet rows away from their node {found}"
+
+
+# Normal mode at the smaller projectors' sizes (no sweep covered them: only the figure moment
+# at 800x600 was tested): kout-fig3 at 800x600, step 10, had the in-flight PushT star on r's
+# detail lines, and kout-random at 1024x768, step 113, the ctrl token on p12's RSet row.
+# Measured, not hidden (strict): (scenario, size) pairs still failing. kout-random at 800x600
+# (the figure 610 x 253 px with the space-time strip): queue rows on nodes' names at steps 48,
+# 80 and 113 (p8's row on p2, p12's on p10), not messages.
+SMALL_NORMAL_NOT_YET = {("kout-random", "800x600")}
+
+
+@pytest.mark.parametrize("sid", ["kout-fig3", "kout-fig2", "kout-chaos", "kout-random"])
+def test_normal_mode_trees_at_small_projectors_keep_messages_off_text(page: Any, live_server: str,
+                                                                      sid: str) -> None:
+    """At 800x600 and 1024x768 in normal mode, at the figure moment, five steps spread over
+    the run (and kout-random's step 113): the present sweep's checks, which see a message's
+    shape or label on a node's detail lines and on queue rows."""
+    found = {}
+    for w, h in ((800, 600), (1024, 768)):
+        page.set_viewport_size({"width": w, "height": h})
+        s = open_viewer(page, live_server, f"/sim/{sid}")
+        page.evaluate(SETTLED_JS)
+        steps = sample_steps(s["step"], s["total"]) + ([113] if sid == "kout-random" else [])
+        f = sweep(page, steps, PRESENT_CHECKS_JS, settle=True, always_go=False)
+        if (sid, f"{w}x{h}") in SMALL_NORMAL_NOT_YET:
+            assert f, f"{sid} at {w}x{h} is clean now: take it off SMALL_NORMAL_NOT_YET"
+        elif f:
+            found[f"{w}x{h}"] = f
+    assert found == {}, f"{sid}: labels or messages on text {found}"

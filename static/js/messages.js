@@ -66,8 +66,10 @@ export function shapePath(shape, r) {
  * `avoid`: boxes [x0, y0, x1, y1] (the queue rows drawn beside the nodes) no shape may lie on:
  * a channel's messages slide together along their link, nearer either end, to the first place
  * clear of them (kout-random at step 48: the PushT star on the "R" of p8's RSet row).
+ * `soft`: boxes kept clear where a place clear of them and of `avoid` is found (the nodes'
+ * detail lines: kout-fig3 at 800x600 had the PushT star on r's "State=In Need=1").
  */
-export function layoutMessages(messages, nodes, size, r = size * 2, spread = false, k = 1, avoid = []) {
+export function layoutMessages(messages, nodes, size, r = size * 2, spread = false, k = 1, avoid = [], soft = []) {
   const chans = new Map();
   for (const m of messages) {
     const k = `${m.src}\u0000${m.dst}`;
@@ -85,10 +87,10 @@ export function layoutMessages(messages, nodes, size, r = size * 2, spread = fal
       const e = size * 1.6;
       const at = ([ux, uy]) => list.map((m, i) => ({ m, x: b.x + ux * size * (3.4 + 2.4 * i), y: b.y + uy * size * 3.4, i,
                                                     nx: 0.8 * ux, ny: 0.6 * uy }));
-      const clear = (qs) => qs.every((q) => avoid.every(([x0, y0, x1, y1]) =>
+      const clear = (boxes) => (qs) => qs.every((q) => boxes.every(([x0, y0, x1, y1]) =>
         q.x + e <= x0 || q.x - e >= x1 || q.y + e <= y0 || q.y - e >= y1));
       const sides = [[-1, -1], [1, -1], [-1, 1], [1, 1]].map(at);
-      out.push(...(sides.find(clear) || sides[0]));
+      out.push(...(sides.find(clear([...avoid, ...soft])) || sides.find(clear(avoid)) || sides[0]));
       continue;
     }
     const ax = a ? a.x : b.x - 40, ay = a ? a.y : b.y - 40;
@@ -103,13 +105,14 @@ export function layoutMessages(messages, nodes, size, r = size * 2, spread = fal
     const at = (s0, side = 1) => list.map((m, i) => {
       const t = Math.max(lo, s0 - i * gap);
       return { m, x: ax + dx * t + nx * side * size * 0.9, y: ay + dy * t + ny * side * size * 0.9, i,
-               nx: nx * side, ny: ny * side };
+               nx: nx * Math.sign(side), ny: ny * Math.sign(side) };
     });
-    let ps = at(start);
-    if (avoid.length) {
+    const ps0 = at(start);
+    const placeClear = (boxes) => {
+      let ps = ps0;
       // (a star reaches 1.45 sizes from its centre, the other shapes one: and a pixel or two)
       const e = size * 1.6;
-      const clear = (qs) => qs.every((q) => avoid.every(([x0, y0, x1, y1]) =>
+      const clear = (qs) => qs.every((q) => boxes.every(([x0, y0, x1, y1]) =>
         q.x + e <= x0 || q.x - e >= x1 || q.y + e <= y0 || q.y - e >= y1));
       const d = (size * 0.8) / len;
       // nearer the destination first (where the oldest is going), then nearer the source
@@ -123,7 +126,29 @@ export function layoutMessages(messages, nodes, size, r = size * 2, spread = fal
       // it, when nothing travels the other way to be told apart from
       const back = chans.get(`${list[0].dst}\u0000${list[0].src}`);
       if (!clear(ps) && !(back && back.length) && clear(at(start, -1))) ps = at(start, -1);
-    }
+      // nor there: further out from the link, sliding along it as before, and clear of the
+      // messages placed so far; when something travels back, on the other side only beyond
+      // where that goes (0.9 sizes out: 3.4 is 2.5 sizes from it). kout-random at 1024x768,
+      // step 113: ResT both ways between p2 and p12, the link 30 px long, p12's RSet row beside it
+      if (!clear(ps)) {
+        const apart = (qs) => qs.every((q) => out.every((o) => Math.hypot(o.x - q.x, o.y - q.y) >= size * 2.2));
+        const found = (back && back.length ? [2.2, 3.4, -3.4, 4.6, -4.6] : [2.2, -2.2, 3.4, -3.4, 4.6, -4.6]).map((side) => {
+          for (let j = 0; j <= 40; j++) {
+            const s0 = start + (j % 2 ? 1 : -1) * Math.ceil(j / 2) * d;
+            if (s0 > hi + 1e-9 || s0 < lo - 1e-9) continue;
+            const qs = at(s0, side);
+            if (clear(qs) && apart(qs)) return qs;
+          }
+          return null;
+        }).find(Boolean);
+        if (found) ps = found;
+      }
+      return clear(ps) ? ps : null;
+    };
+    // the first place clear of every box, else of the rows alone (a node's detail lines are
+    // the lesser harm: coterie's rows sit among its nodes' lines, and a message kept off both
+    // had nowhere to go and stayed on a row), else where it was
+    const ps = soft.length && placeClear([...avoid, ...soft]) || avoid.length && placeClear(avoid) || ps0;
     out.push(...ps);
   }
   if (spread) spreadOut(lines, nodes, size, r, out, k);
@@ -203,8 +228,9 @@ export function drawMessages(layer, model, hooks, opts) {
   const nodes = model.view.nodes;
   const size = opts.msgSize;
   // Deliverable messages last, so that they are drawn on top of the ones queued behind them.
+  const boxes = opts.spread || !model.view.messages.size ? { rows: [], lines: [] } : rowBoxes(layer);
   const placed = layoutMessages(Array.from(model.view.messages.values()), nodes, size, opts.r, !!opts.spread,
-    opts.k || 1, opts.spread || !model.view.messages.size ? [] : rowBoxes(layer))
+    opts.k || 1, boxes.rows, boxes.lines)
     .sort((a, b) => (a.m.deliverable === b.m.deliverable ? 0 : a.m.deliverable ? 1 : -1));
   const showLabels = placed.length <= 40 && opts.labels;
   keyed(layer, placed, (p) => p.m.id,
@@ -260,22 +286,29 @@ export function drawMessages(layer, model, hooks, opts) {
 
 /**
  * The boxes, in the drawing's units, of the queue rows drawn beside the nodes (common.js's
- * drawQueues, drawn before the messages): where no message shape may lie. None when there
- * are many (a crowded ring's rows are a table, or left to the inspector).
+ * drawQueues, drawn before the messages): where no message shape may lie; and of the nodes'
+ * detail lines, kept clear where that can be (kout-fig3 at 800x600: the PushT star on r's
+ * "State=In Need=1"). None of either when there are many (a crowded ring's rows are a table,
+ * or left to the inspector; a big figure's lines are few or none).
  */
 function rowBoxes(layer) {
   const svg = layer.ownerSVGElement;
-  const rows = svg ? svg.querySelectorAll(".layer.queues > .queue") : [];
-  const m = svg && rows.length && rows.length <= 40 && svg.getScreenCTM();
-  if (!m) return [];
-  const inv = m.inverse(), out = [];
-  for (const g of rows) {
-    const b = g.getBoundingClientRect();
-    if (!b.width) continue;
-    const p = new DOMPoint(b.left, b.top).matrixTransform(inv), q = new DOMPoint(b.right, b.bottom).matrixTransform(inv);
-    out.push([Math.min(p.x, q.x), Math.min(p.y, q.y), Math.max(p.x, q.x), Math.max(p.y, q.y)]);
-  }
-  return out;
+  const m = svg && svg.getScreenCTM();
+  if (!m) return { rows: [], lines: [] };
+  const inv = m.inverse();
+  const boxes = (els, most) => {
+    const out = [];
+    if (els.length > most) return out;
+    for (const g of els) {
+      const b = g.getBoundingClientRect();
+      if (!b.width) continue;
+      const p = new DOMPoint(b.left, b.top).matrixTransform(inv), q = new DOMPoint(b.right, b.bottom).matrixTransform(inv);
+      out.push([Math.min(p.x, q.x), Math.min(p.y, q.y), Math.max(p.x, q.x), Math.max(p.y, q.y)]);
+    }
+    return out;
+  };
+  return { rows: boxes(svg.querySelectorAll(".layer.queues > .queue"), 40),
+           lines: boxes(svg.querySelectorAll(".layer.nodes > g > text.detail"), 80) };
 }
 
 /** "NewReq" → "NR", "nsACK" → "nACK", "KL-ACK2" → "KA2": first letter, capitals and digits.
