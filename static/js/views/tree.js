@@ -360,6 +360,15 @@ function queueAnchor(n, idx, ctx) {
   // the nodes, kout-chaos at 1024x768 with eight tokens about p3, had it on p1 else)
   const plain = options.filter((o) => whose(o) !== o);
   options.splice(0, options.length, ...options.map(whose));
+  // then a named place to the right that its name made reach past the margin, moved left to
+  // end there, while it still starts over its node (kout-chaos in present mode at 1024x768,
+  // step 28: "p3's RSet" under p3 was 10 px too long; the row went unnamed under p5)
+  for (const o of options.slice()) {
+    const [x0, yc, a, ww = w, top] = o;
+    if (a.right && a.label && x0 + ww > end && end - ww >= n.x - r) {
+      options.push([end - ww, yc, { ...a, x: end - ww }, ww, top]);
+    }
+  }
   // (and the rows placed before it in this drawing: kout-fig2's RSet rows of a and d met)
   for (const [x0, y0, x1, y1] of placed) boxes.push([x0, y0, x1, y1]);
   // and off the links, where the tokens travel: first off every link (a row that stays put
