@@ -127,11 +127,13 @@ export function layoutMessages(messages, nodes, size, r = size * 2, spread = fal
       const back = chans.get(`${list[0].dst}\u0000${list[0].src}`);
       if (!clear(ps) && !(back && back.length) && clear(at(start, -1))) ps = at(start, -1);
       // nor there: further out from the link, sliding along it as before, and clear of the
-      // messages placed so far; when something travels back, on the other side only beyond
-      // where that goes (0.9 sizes out: 3.4 is 2.5 sizes from it). kout-random at 1024x768,
-      // step 113: ResT both ways between p2 and p12, the link 30 px long, p12's RSet row beside it
+      // messages placed so far and of the nodes; when something travels back, on the other
+      // side only beyond where that goes (0.9 sizes out: 3.4 is 2.5 sizes from it). kout-random
+      // at 1024x768, step 113: ResT both ways between p2 and p12, the link 30 px long, p12's
+      // RSet row beside it
       if (!clear(ps)) {
-        const apart = (qs) => qs.every((q) => out.every((o) => Math.hypot(o.x - q.x, o.y - q.y) >= size * 2.2));
+        const apart = (qs) => qs.every((q) => out.every((o) => Math.hypot(o.x - q.x, o.y - q.y) >= size * 2.2)
+          && Array.from(nodes.values()).every((n) => Math.hypot(n.x - q.x, n.y - q.y) >= r + size * 1.2));
         const found = (back && back.length ? [2.2, 3.4, -3.4, 4.6, -4.6] : [2.2, -2.2, 3.4, -3.4, 4.6, -4.6]).map((side) => {
           for (let j = 0; j <= 40; j++) {
             const s0 = start + (j % 2 ? 1 : -1) * Math.ceil(j / 2) * d;
