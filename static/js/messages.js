@@ -314,11 +314,14 @@ function rowBoxes(layer) {
 }
 
 /** "NewReq" → "NR", "nsACK" → "nACK", "KL-ACK2" → "KA2": first letter, capitals and digits.
- * A count of messages behind it stays a count: "Info ×2" → "I ×2" (it read "I2", a name). */
+ * A count of messages behind it stays a count: "Info ×2" → "I ×2" (it read "I2", a name).
+ * A short lower-case word is kept: "ctrl" (its initial "c" read as nothing). */
 export function initials(label) {
   const m = /^(.*?)( ×\d+)$/.exec(String(label));
   const s = m ? m[1] : String(label), many = m ? m[2] : "";
   const out = s[0] + Array.from(s.slice(1)).filter((c) => /[A-Z0-9]/.test(c)).join("");
+  // (a short lower-case word stays whole: "ctrl" gave "c", a letter that reads as nothing)
+  if (out.length === 1 && /^[a-z]/.test(s) && s.length <= 5) return s + many;
   return (out.length < s.length ? out.slice(0, 5) : s) + many;
 }
 
