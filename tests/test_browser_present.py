@@ -233,37 +233,30 @@ SIDE_800_JS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("sid", ["kout-random", "datta-fig3"])
-def test_present_mode_at_800x600_gives_the_figure_the_room(page: Any, live_server: str,
-                                                           screenshots: Path, sid: str) -> None:
-    """Present mode at 800x600: the figure was 400 px wide beside the 400 px side panel, so
-    every layout drew it as a phone's; the side panel narrows there and the figure gets 600 px
-    or more (a projector's layout), the panel's tabs and events still whole."""
-    page.set_viewport_size({"width": 800, "height": 600})
-    open_viewer(page, live_server, f"/sim/{sid}?present=1")
-    page.evaluate(SETTLED_JS)
-    shoot(page, screenshots / "present" / f"{sid}-800x600.png")
-    m = page.evaluate(SIDE_800_JS)
-    assert m["figure"] >= 600 and m["cut"] == [], f"{sid} at 800x600: {m}"
+AT_800 = [(sid, "present") for sid in ("kout-random", "datta-fig3")] + \
+    [(sid, "normal") for sid in ("kout-random", "datta-fig3", "coterie-fig1", "game-locality-chain")]
 
 
-@pytest.mark.parametrize("sid", ["kout-random", "datta-fig3", "coterie-fig1", "game-locality-chain"])
-def test_normal_mode_at_800x600_gives_the_figure_the_room(page: Any, live_server: str,
-                                                          screenshots: Path, sid: str) -> None:
-    """Normal mode at 800x600 (a small projector, not switched to present mode): the figure
-    was 460 px wide beside the 340 px side panel, so layouts drew it much as a phone's; the
-    panel narrows there as in present mode and the figure gets 600 px or more, the panel's tabs
-    and events whole, and the figure moment passes the present sweep's checks; the controls
-    take two rows."""
+@pytest.mark.parametrize("sid,mode", AT_800)
+def test_a_800x600_projector_gives_the_figure_the_room(page: Any, live_server: str,
+                                                       screenshots: Path, sid: str,
+                                                       mode: str) -> None:
+    """At 800x600 the figure was 400 px wide beside a 400 px side panel in present mode (460
+    beside 340 in normal mode), so every layout drew it as a phone's; the side panel narrows
+    there and the figure gets 600 px or more (a projector's layout), the panel's tabs and
+    events still whole. In normal mode (a small projector, not switched to present mode) the
+    figure moment also passes the present sweep's checks and the controls take two rows, not
+    three (the figure was 202 px high with the space-time strip)."""
     page.set_viewport_size({"width": 800, "height": 600})
-    open_viewer(page, live_server, f"/sim/{sid}")
+    open_viewer(page, live_server, f"/sim/{sid}" + ("?present=1" if mode == "present" else ""))
     page.evaluate(SETTLED_JS)
-    shoot(page, screenshots / "present" / f"{sid}-800x600-normal.png")
+    shoot(page, screenshots / "present" / (f"{sid}-800x600" + ("-normal" if mode == "normal"
+                                                                 else "") + ".png"))
     m = page.evaluate(SIDE_800_JS)
-    assert m["figure"] >= 600 and m["cut"] == [], f"{sid} at 800x600, normal mode: {m}"
-    assert page.evaluate(PRESENT_CHECKS_JS) == [], f"{sid} at 800x600, normal mode"
-    # the controls in two rows, not three (the figure was 202 px high with the space-time strip)
-    assert page.evaluate(CONTROL_ROWS_JS) <= 2, f"{sid} at 800x600: the controls wrap to 3 rows"
+    assert m["figure"] >= 600 and m["cut"] == [], f"{sid} at 800x600, {mode} mode: {m}"
+    if mode == "normal":
+        assert page.evaluate(PRESENT_CHECKS_JS) == [], f"{sid} at 800x600, normal mode"
+        assert page.evaluate(CONTROL_ROWS_JS) <= 2, f"{sid} at 800x600: the controls wrap to 3 rows"
 
 
 # Each queue row drawn in the figure (not the queue table) beside its node: its box at most
