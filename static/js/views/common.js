@@ -199,6 +199,8 @@ export function placeNodes(hooks, model, msg) {
 /** Queues drawn as ordered chips, head first, beside their node (outward by default). */
 export function drawQueues(stage, model, ctx, hooks) {
   const nodes = model.view.nodes;
+  // (a layout that lists its rows elsewhere, the tree's in a short figure under its counters)
+  if (hooks.rowsListed) { stage.queues.replaceChildren(); return; }
   const perNode = new Map();
   const items = [];
   // With many queues (datta_ring has three per resource) the empty ones are left out: a chip

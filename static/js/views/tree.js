@@ -21,6 +21,15 @@ let under = false;
 // left as well: 116-120 px were left empty right of kout-random's and kout-chaos's trees).
 const RIGHT_PX = 60;
 let right = null;
+// Normal mode in a short figure narrower than 800 px (800x600 with the space-time strip: 610 x
+// 253 px), when the tree's levels cannot stand far enough apart for a row of chips between
+// them: the RSet rows are listed under the counters instead ("p8: p2 p2"), and the margin kept
+// right of the nodes for them goes to the tree. (kout-random's five levels were drawn 35 px
+// apart, 300 x 140 px: p8's row lay on p2, p12's on p10, whatever place a row was given.)
+let listed = false;
+// the px between two levels under which the rows are listed: two node radii (16 px), a row
+// (17 px) and a gap each side of it
+const LEVEL_PX = 60;
 // (three lines of 24 px and a gap of 40 over them in present mode; of 16 px and 10 in normal
 // mode, whose fit keeps 37 px more under the bottom row all the same)
 const underPx = () => (present() ? 3 * 16 * 1.5 + 40 : 3 * 16 + 10);
@@ -77,9 +86,35 @@ function counterRows(model) {
   return rows;
 }
 
+/**
+ * The non-empty queue rows as lines under the counters, when they are listed (see listed):
+ * a heading per queue name ("RSet"), then one line a node in the nodes' order ("p8: p2 p2"),
+ * at most six chips and "+N" (the inspector lists them all).
+ */
+function listedRows(model) {
+  const byName = new Map();
+  for (const n of model.view.nodes.values()) {
+    for (const q of rowsAt(model, n)) {
+      const items = q.items || [];
+      if (!items.length) continue;
+      const label = (it) => String(typeof it === "object" ? (it.label ?? it.id ?? JSON.stringify(it)) : it);
+      const chips = items.slice(0, 6).map(label).join(" ") + (items.length > 6 ? ` +${items.length - 6}` : "");
+      if (!byName.has(q.name)) byName.set(q.name, []);
+      byName.get(q.name).push(`${n.id}: ${chips}`);
+    }
+  }
+  return Array.from(byName, ([name, lines]) => [name, ...lines]).flat();
+}
+
 /** Tokens in circulation vs expected, legitimacy, and the root's controller counters. */
 function drawFront(layer, model, ctx) {
   const rows = counterRows(model);
+  const heads = new Set();   // the listed rows' headings ("RSet"): bold, as the box's own
+  if (listed) {
+    const more = listedRows(model);
+    for (const q of model.view.queues.values()) if (more.includes(q.name)) heads.add(q.name);
+    rows.push(...more);
+  }
   const xs = Array.from(model.view.nodes.values()).map((n) => n.x);
   const ys = Array.from(model.view.nodes.values()).map((n) => n.y);
   const k = ctx.k || 1;
@@ -119,7 +154,7 @@ function drawFront(layer, model, ctx) {
       const x = Math.max(ctx.left != null ? ctx.left + 12 * k : -Infinity, Math.min(...xs) - ctx.r - LEFT_BOX * f * k);
       g.setAttribute("transform", `translate(${x},${y})`);
       text(el("text", { class: "counters-title" }, g), "tokens");
-      rs.forEach((r, i) => text(el("text", { y: (i + 1) * lh * k }, g), r));
+      rs.forEach((r, i) => text(el("text", { y: (i + 1) * lh * k, class: heads.has(r) ? "counters-title" : null }, g), r));
     },
     // (where the nodes are and which have lines under them, too: the box under a narrow tree
     // stayed where step 1 put it, under a badge that came later: kout-fig1 at 1024x768)
@@ -147,6 +182,7 @@ function place(model, stage) {
   placed = [];
   under = false;
   right = null;
+  listed = false;
   const nodes = Array.from(model.view.nodes.values());
   for (const n of nodes) if (n.__sx === undefined) { n.__sx = n.x; n.__sy = n.y; }
   const W = stage.svg.clientWidth || 900, H = stage.svg.clientHeight || 450;
@@ -159,6 +195,11 @@ function place(model, stage) {
   // (not in a figure too short for the counters under the tree as well: normal mode at
   // 800x600 with the space-time strip, 201 px high, had the tree's rows on one another)
   under = W >= 600 && W < 800 && (present() || H >= 320);
+  // (the gap between levels at best: the figure's height less the fit's margins, over the
+  // levels; the server's levels are its distinct y positions)
+  const levels = new Set(nodes.map((n) => Math.round(n.__sy))).size;
+  listed = !present() && W >= 600 && W < 800 && H < 320 && nodes.length <= 80 && levels > 1
+    && (H - 100) / (levels - 1) < LEVEL_PX;
   if ((!present() && !under) || W < 600 || nodes.length < 2 || nodes.length > 80) {
     for (const n of nodes) { n.x = n.__sx; n.y = n.__sy; }
     return;
@@ -443,7 +484,10 @@ export default {
   get leftBox() { return under ? 0 : LEFT_BOX * (present() ? PRESENT : 1) + 10; },
   // (the counters' lines under the tree, when they are there: common.js's fit keeps their room)
   get boxBelow() { return under ? underPx() : 0; },
-  get rightBox() { return right ?? undefined; },
+  // (rows listed under the counters: a label's room right of the nodes, not a row's)
+  get rightBox() { return listed ? 40 : right ?? undefined; },
+  // (common.js's drawQueues draws no rows round the nodes then)
+  get rowsListed() { return listed; },
   rowsBelow: true,
   // (a row keeps off the links with tokens on them now: placed again when those change)
   queuesFollowMessages: true,
