@@ -39,12 +39,19 @@ def _inspect(pg: Any) -> None:
     pg.wait_for_selector("#inspector .guards, #inspector table, #inspector dl")
 
 
+def _phone(pg: Any) -> None:
+    """A phone's figure: kout-random's RSet rows listed under the counters, each a button."""
+    pg.set_viewport_size({"width": 390, "height": 844})
+    pg.wait_for_selector("#view .counters .listed-row")
+
+
 PAGES: dict[str, tuple[str, Callable[[Any], None] | None]] = {
     "gallery": ("/", None),
     "viewer-datta-fig1": ("/sim/datta-fig1", None),
     "viewer-deadlock-banner": ("/sim/token-ring-lossy", None),
     "kout-fig3-log": ("/sim/kout-fig3", _log_tab),
     "coterie-fig1-inspector": ("/sim/coterie-fig1", _inspect),
+    "kout-random-phone-listed-rows": ("/sim/kout-random", _phone),
     "embed": ("/sim/datta-fig1?embed=1", None),
     "present": ("/sim/datta-fig1?present=1", None),
     "editor": ("/editor", None),

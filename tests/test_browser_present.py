@@ -370,3 +370,35 @@ def test_a_dense_tree_in_a_short_figure_lists_its_rows_under_the_counters(page: 
     page.evaluate(SETTLED_JS)
     got = page.evaluate(LISTED_JS)
     assert got["rows"] > 0 and "RSet" not in got["counters"], got
+
+
+def test_a_listed_rset_row_is_a_button_for_its_node(page: Any, live_server: str,
+                                                    screenshots: Path) -> None:
+    """kout-chaos at 800x600 in normal mode, step 28: its RSet rows are listed under the
+    counters ("p2: p1", "p3: p2 p5"), away from their nodes, and were plain text that did
+    nothing on a click. A listed row does what its node does (the node's handler): a click
+    inspects p2; Enter on the focused row of p3 inspects p3, Space on it again lets it go; it
+    says so (a button, focusable, a pointer, a tooltip naming its node)."""
+    page.set_viewport_size({"width": 800, "height": 600})
+    open_viewer(page, live_server, "/sim/kout-chaos")
+    page.evaluate("k => window.allocscope.act.goto(k)", 28)
+    page.wait_for_function("() => document.body.dataset.step === '28'")
+    page.evaluate(SETTLED_JS)
+    rows = page.locator("#view .counters .listed-row")
+    assert rows.count() == 2, page.evaluate(LISTED_JS)
+    p2, p3 = (page.locator(f"#view .counters .listed-row[data-node='{n}']") for n in ("p2", "p3"))
+    assert p2.text_content().startswith("p2: p1") and p3.text_content().startswith("p3: p2 p5")
+    assert (p3.get_attribute("role"), p3.get_attribute("tabindex")) == ("button", "0")
+    assert "click to inspect p3" in p3.locator("title").text_content()
+    assert p3.evaluate("g => getComputedStyle(g).cursor") == "pointer"
+    selected = "() => window.allocscope.ui.selected"
+    title = "() => (document.querySelector('#inspector .insp-title') || {}).textContent || ''"
+    p2.locator("text").click()
+    page.wait_for_function(f"() => ({selected})() === 'p2' && ({title})().startsWith('p2')")
+    shoot(page, screenshots / "present" / "kout-chaos-800x600-listed-row-clicked.png")
+    p3.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => ({selected})() === 'p3' && ({title})().startsWith('p3')")
+    p3.focus()   # (again: a redraw of the counters replaces the row's element)
+    page.keyboard.press(" ")
+    page.wait_for_function(f"() => ({selected})() === null")

@@ -548,7 +548,8 @@ export function renderView(stage, model, hooks, handlers, state) {
   }
   // (and when a queue row moved or grew: the messages keep off the rows)
   if (all || d.messages || d.queues || d.nodes.size) drawMessages(stage.messages, model, { click: handlers.clickMessage }, { ...ctx, spread: !!hooks.spreadMessages });
-  if (hooks.drawFront) hooks.drawFront(stage.front, model, ctx);
+  // (with the handlers: the tree's listed RSet rows select their node, as the node does)
+  if (hooks.drawFront) hooks.drawFront(stage.front, model, ctx, handlers);
   // A phone has no pixel to spare: the padding the fit guessed (room for rows, chips and
   // labels that may not be there) is swapped for what was drawn, and drawn again at that zoom
   // (its labels keep their screen size, so a zoom in only brings them closer). Labels placed

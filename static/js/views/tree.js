@@ -3,7 +3,7 @@
 // edge), the virtual ring as a dashed tour hugging the tree, per-process State/Need/RSet/Prio,
 // and the token counts and the root controller's counters in a corner box.
 
-import { el, keyed, text } from "../svg.js";
+import { el, keyed, text, tip } from "../svg.js";
 import { layoutMessages } from "../messages.js";
 
 function fmt(v) {
@@ -26,6 +26,8 @@ let right = null;
 // them: the RSet rows are listed under the counters instead ("p8: p2 p2"), and the margin kept
 // right of the nodes for them goes to the tree. (kout-random's five levels were drawn 35 px
 // apart, 300 x 140 px: p8's row lay on p2, p12's on p10, whatever place a row was given.)
+// So on a phone (390 x 320 px: kout-random's levels 39 px apart, p8's row on p14), where they
+// flow after the queue's name under the counters. A listed row is a button for its node.
 let listed = false;
 // the px between two levels under which the rows are listed: two node radii (16 px), a row
 // (17 px) and a gap each side of it
@@ -87,9 +89,9 @@ function counterRows(model) {
 }
 
 /**
- * The non-empty queue rows as lines under the counters, when they are listed (see listed):
- * a heading per queue name ("RSet"), then one line a node in the nodes' order ("p8: p2 p2"),
- * at most six chips and "+N" (the inspector lists them all).
+ * The non-empty queue rows, when they are listed (see listed): per queue name ("RSet") the
+ * nodes' rows in the nodes' order, each as its line's text ("p8: p2 p2", at most six chips and
+ * "+N": the inspector lists them all) and the tooltip the drawn row has.
  */
 function listedRows(model) {
   const byName = new Map();
@@ -99,22 +101,43 @@ function listedRows(model) {
       if (!items.length) continue;
       const label = (it) => String(typeof it === "object" ? (it.label ?? it.id ?? JSON.stringify(it)) : it);
       const chips = items.slice(0, 6).map(label).join(" ") + (items.length > 6 ? ` +${items.length - 6}` : "");
+      // (common.js's drawQueues says the same of a drawn row)
+      const detail = (q.entries || q.tickets || items).map((i) => typeof i === "object" ? JSON.stringify(i) : i);
       if (!byName.has(q.name)) byName.set(q.name, []);
-      byName.get(q.name).push(`${n.id}: ${chips}`);
+      byName.get(q.name).push({ node: String(n.id), text: `${n.id}: ${chips}`,
+                                tip: `${q.name} at ${n.id}: ${detail.join(", ")} (head first)` });
     }
   }
-  return Array.from(byName, ([name, lines]) => [name, ...lines]).flat();
+  return Array.from(byName, ([name, rows]) => ({ name, rows }));
 }
 
-/** Tokens in circulation vs expected, legitimacy, and the root's controller counters. */
-function drawFront(layer, model, ctx) {
-  const rows = counterRows(model);
-  const heads = new Set();   // the listed rows' headings ("RSet"): bold, as the box's own
-  if (listed) {
-    const more = listedRows(model);
-    for (const q of model.view.queues.values()) if (more.includes(q.name)) heads.add(q.name);
-    rows.push(...more);
+/**
+ * One listed row, a button for its node: a click, Enter or Space does what they do on the
+ * node itself (handlers.selectNode: the viewer inspects it, a lesson takes it as the answer),
+ * since the row stands away from its node and its chips alone name no process.
+ */
+function listedRow(parent, row, x, y, handlers) {
+  const g = el("g", { class: "listed-row", tabindex: "0", role: "button", "data-node": row.node,
+                      "aria-label": `${row.tip} — Enter to inspect ${row.node}` }, parent);
+  const t = text(el("text", { x, y }, g), row.text);
+  tip(g, `${row.tip}\nclick to inspect ${row.node}`);
+  const select = handlers && handlers.selectNode;
+  if (select) {
+    g.addEventListener("click", (ev) => { ev.stopPropagation(); select(row.node); });
+    g.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); ev.stopPropagation(); select(row.node); }
+    });
   }
+  return t;
+}
+
+/**
+ * Tokens in circulation vs expected, legitimacy, and the root's controller counters; under
+ * them the listed RSet rows, when listed (a heading per queue name, bold as the box's own).
+ */
+function drawFront(layer, model, ctx, handlers) {
+  const rows = counterRows(model);
+  const groups = listed ? listedRows(model) : [];
   const xs = Array.from(model.view.nodes.values()).map((n) => n.x);
   const ys = Array.from(model.view.nodes.values()).map((n) => n.y);
   const k = ctx.k || 1;
@@ -133,12 +156,29 @@ function drawFront(layer, model, ctx) {
         g.setAttribute("transform", `translate(${Math.min(...xs) - ctx.r},${Math.max(...ys) + ctx.r + (22 + (under ? 8 : 0) + (ctx.lh || 14) * lines) * k})`);
         const lh = under && present() ? 16 * PRESENT : 16;
         for (let i = 0; i < rs.length; i += 3) text(el("text", { y: (i / 3) * lh * k }, g), rs.slice(i, i + 3).join(" · "));
+        // then each queue's listed rows after its name, as many to a line as the tree is wide
+        // (a phone: kout-random's three holders on one line, not a line each under a 320 px
+        // figure that would then draw the tree smaller)
+        const width = Math.max(...xs) - Math.min(...xs) + 2 * ctx.r, gap = 12 * k;
+        let y = Math.ceil(rs.length / 3) * lh * k;
+        for (const { name, rows: listedRs } of groups) {
+          const head = text(el("text", { y, class: "counters-title" }, g), name);
+          let x = head.getComputedTextLength() + gap;
+          for (const row of listedRs) {
+            const t = listedRow(g, row, x, y, handlers);
+            const w = t.getComputedTextLength();
+            if (x > 0 && x + w > width) { x = 0; y += lh * k; t.setAttribute("x", "0"); t.setAttribute("y", String(y)); }
+            x += w + gap;
+          }
+          y += lh * k;
+        }
         return;
       }
       // in a margin of its own left of every node (common.js fits leftBox px for it), so that
       // no node's RSet chips or messages run under it
       // (a projector's is larger by PRESENT: the counts are what the stabilisation lesson is about)
       const f = present() ? PRESENT : 1;
+      const n = rs.length + groups.reduce((sum, q) => sum + 1 + q.rows.length, 0);
       // level with the top node; higher when the rows would run past the bottom of a short
       // figure (found-kout-tree-as-printed-extra-resource-token's ten rows, 277 px high with
       // the space-time strip: "Reset=false" was cut), but never above its top
@@ -146,19 +186,24 @@ function drawFront(layer, model, ctx) {
       let y = Math.min(...ys) - ctx.r, lh = 16 * f;
       if (ctx.top != null && ctx.H) {
         const bottom = ctx.top + ctx.H * k - 6 * k, first = ctx.top + 18 * f * k;
-        lh = Math.max(13 * f * 1.05, Math.min(lh, (bottom - first) / k / (rs.length + 0.25)));
-        y = Math.max(first, Math.min(y, bottom - (rs.length + 0.25) * lh * k));
+        lh = Math.max(13 * f * 1.05, Math.min(lh, (bottom - first) / k / (n + 0.25)));
+        y = Math.max(first, Math.min(y, bottom - (n + 0.25) * lh * k));
       }
       // (and never nearer the figure's left edge than 12 px: present mode's nodes are drawn
       // larger than the fit reckoned, and pushed the box onto the edge)
       const x = Math.max(ctx.left != null ? ctx.left + 12 * k : -Infinity, Math.min(...xs) - ctx.r - LEFT_BOX * f * k);
       g.setAttribute("transform", `translate(${x},${y})`);
       text(el("text", { class: "counters-title" }, g), "tokens");
-      rs.forEach((r, i) => text(el("text", { y: (i + 1) * lh * k, class: heads.has(r) ? "counters-title" : null }, g), r));
+      rs.forEach((r, i) => text(el("text", { y: (i + 1) * lh * k }, g), r));
+      let i = rs.length;
+      for (const { name, rows: listedRs } of groups) {
+        text(el("text", { y: ++i * lh * k, class: "counters-title" }, g), name);
+        for (const row of listedRs) listedRow(g, row, 0, ++i * lh * k, handlers);
+      }
     },
     // (where the nodes are and which have lines under them, too: the box under a narrow tree
     // stayed where step 1 put it, under a badge that came later: kout-fig1 at 1024x768)
-    (rs) => rs.join("|") + k + ((ctx.W || 900) < 600) + under + ctx.dense + present() + "," + ctx.top + "," + ctx.left + "," + ctx.H
+    (rs) => rs.join("|") + JSON.stringify(groups) + k + ((ctx.W || 900) < 600) + under + ctx.dense + present() + "," + ctx.top + "," + ctx.left + "," + ctx.H
       + `@${Math.min(...xs)},${Math.max(...ys)},${ctx.r},` + Array.from(model.view.nodes.values()).map((n) => details(n).length + (n.badges || []).length).join(""));
 }
 
@@ -198,8 +243,10 @@ function place(model, stage) {
   // (the gap between levels at best: the figure's height less the fit's margins, over the
   // levels; the server's levels are its distinct y positions)
   const levels = new Set(nodes.map((n) => Math.round(n.__sy))).size;
-  listed = !present() && W >= 600 && W < 800 && H < 320 && nodes.length <= 80 && levels > 1
-    && (H - 100) / (levels - 1) < LEVEL_PX;
+  // (and on a phone, whose figure is 390 x 320 px in the viewer and in a lesson: kout-random's
+  // five levels 39 px apart, p8's row on p14 at the kout-printed-slips lesson's step 605)
+  listed = (W < 600 || (!present() && W >= 600 && W < 800 && H < 320)) && nodes.length <= 80
+    && levels > 1 && (H - 100) / (levels - 1) < LEVEL_PX;
   if ((!present() && !under) || W < 600 || nodes.length < 2 || nodes.length > 80) {
     for (const n of nodes) { n.x = n.__sx; n.y = n.__sy; }
     return;
