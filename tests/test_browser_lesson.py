@@ -180,7 +180,7 @@ def test_opens_at_the_figure_moment_with_its_markers(page: Any, live_server: str
     page.evaluate(SETTLED_JS)
     # the phone, on the page already open: the same checks, and no label cut by the figure's edge
     # (task_game's nodes are stacked a network node a row there: their bodies are checked too)
-    phone = findings(page, OVERLAPS_JS, NODE_OVERLAPS_JS, CLIPPED_JS,
+    phone = findings(page, OVERLAPS_JS, NODE_OVERLAPS_JS, CLIPPED_JS, SHAPE_ON_SHAPE_JS,
                      *([BODIES_JS] if sid.startswith("game-") else []))
     # (shot after the checks: a full-page picture lays the page out again at its whole height,
     # which once hid datta-fairness's first phone layout from them)
@@ -582,8 +582,13 @@ MESSAGES_ON_ROWS_JS = """() => {
   return out;
 }"""
 
+# Two messages' shapes on each other, in every protocol's figure (SHAPES_JS was checked on the
+# game's alone): kout-chaos at 800x600, step 28, had the ctrl square under a ResT hexagon and
+# eight ResT squeezed onto one short link, coterie-random's QUERYs lay on one another round u4.
+SHAPE_ON_SHAPE_JS = f"() => ({SHAPES_JS})().map(([a, b]) => [a, b, 'shape on shape'])"
+
 LABEL_CHECKS_JS = (f"() => [...({OVERLAPS_JS})(), ...({NODE_OVERLAPS_JS})(), ...({CLIPPED_JS})(),"
-                   f" ...({SPACETIME_JS})(), ...({MESSAGES_ON_ROWS_JS})()]")
+                   f" ...({SPACETIME_JS})(), ...({MESSAGES_ON_ROWS_JS})(), ...({SHAPE_ON_SHAPE_JS})()]")
 
 # Moments a lesson opens at that are not a scenario's own figure moment or its five sample steps:
 # (scenario, variant, step). kout-random at 605 is the kout-printed-slips lesson's moment (as-printed;

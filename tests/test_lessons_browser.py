@@ -254,10 +254,17 @@ def test_a_phone_shows_each_chapter_s_figure_above_its_text(page: Any, live_serv
     least 60 % of its width or height: datta-fig5-6's step 26 was a ring 134 px wide, its
     seekLoop labels on its nodes); no label on another, on another node or cut by the edge,
     except on the scenarios whose phone figure the viewer's test still lists as not clean."""
-    from .test_browser_lesson import CLIPPED_JS, NODE_OVERLAPS_JS, OVERLAPS_JS, PHONE_NOT_YET
+    from .test_browser_lesson import (
+        CLIPPED_JS,
+        NODE_OVERLAPS_JS,
+        OVERLAPS_JS,
+        PHONE_NOT_YET,
+        SHAPE_ON_SHAPE_JS,
+    )
     page.set_viewport_size({"width": 390, "height": 844})
     page.set_default_timeout(30_000)
-    labels = f"() => [...({OVERLAPS_JS})(), ...({NODE_OVERLAPS_JS})(), ...({CLIPPED_JS})()]"
+    labels = (f"() => [...({OVERLAPS_JS})(), ...({NODE_OVERLAPS_JS})(), ...({CLIPPED_JS})(),"
+              f" ...({SHAPE_ON_SHAPE_JS})()]")
     found: dict[str, Any] = {}
     for lesson in LESSONS.values():
         for i, ch in enumerate(lesson.chapters):

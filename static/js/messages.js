@@ -150,11 +150,117 @@ export function layoutMessages(messages, nodes, size, r = size * 2, spread = fal
     // the first place clear of every box, else of the rows alone (a node's detail lines are
     // the lesser harm: coterie's rows sit among its nodes' lines, and a message kept off both
     // had nowhere to go and stayed on a row), else where it was
-    const ps = soft.length && placeClear([...avoid, ...soft]) || avoid.length && placeClear(avoid) || ps0;
+    let ps = soft.length && placeClear([...avoid, ...soft]) || avoid.length && placeClear(avoid) || ps0;
+    // and, where that lies on another channel's shapes placed before, the first place clear of
+    // them as well (kout-chaos at 800x600, step 28: the ctrl square under a ResT hexagon; the
+    // PushT star on the ResT coming back on its link). Only then, and only in a figure of a few
+    // dozen messages: the search looks at every shape placed so far.
+    if (out.length && messages.length <= SHAPES_MOST && ps.some((q) => out.some((o) => hits(o, q, size)))) {
+      const taken = out.map((o) => { const e = extent(o, size); return [o.x - e, o.y - e, o.x + e, o.y + e]; });
+      ps = soft.length && placeClear([...avoid, ...soft, ...taken]) || placeClear([...avoid, ...taken]) || ps;
+    }
     out.push(...ps);
   }
   if (spread) spreadOut(lines, nodes, size, r, out, k);
+  // (the game's spread-out trails too: where no clear place was found, one was put behind the
+  // one before it all the same, and game-restricted-locality-3 at 800x600 had Infos on Requests)
+  // (a moved shape keeps off the queue rows and the nodes' detail lines alike)
+  if (messages.length <= SHAPES_MOST) stackTails(out, size, nodes, r, [...avoid, ...soft]);
   return out;
+}
+
+// The figures whose messages are kept off one another's shapes (stackTails, and the search of
+// layoutMessages above): a crowded ring's hundreds play at full speed without the pairwise look.
+const SHAPES_MOST = 60;
+
+/** How far a placed message's shape reaches from its centre, each way (a star 1.45 sizes). */
+function extent(p, size) {
+  if (p.hidden) return 0;
+  return (p.tail ? 0.55 : 1) * (typeStyle(String(p.m.type)).shape === "star" ? 1.45 : 1) * size;
+}
+
+/** Two placed messages' shapes (their boxes) on each other. */
+function hits(a, b, size) {
+  const e = extent(a, size) + extent(b, size);
+  return e > 0 && Math.abs(a.x - b.x) < e && Math.abs(a.y - b.y) < e;
+}
+
+/**
+ * No message's shape on another's (a queue squeezed onto a short link: kout-chaos's eight
+ * ResT between p1 and p2, 60 px apart at 800x600; the ctrl square under a ResT hexagon on
+ * the link beside it). In the order placed, a message whose shape would lie on one drawn
+ * before it is, when it waits behind one of its own type on its own channel, stacked behind
+ * that one: a small pip where that is clear, else not drawn (it stays in the page, not
+ * displayed, with its tooltip), and that one's label counts it ("ResT ×8"), as a game's
+ * trails do. Any other (one that can be delivered, or of another type: the ctrl token and the
+ * PushT star are what a class follows) moves to the nearest place by its link clear of every
+ * shape drawn, the nodes and the queue rows; where there is none, it stays where it was.
+ */
+function stackTails(out, size, nodes, r, avoid) {
+  const drawn = [];
+  for (const p of out) {
+    if (drawn.some((o) => hits(o, p, size))) {
+      // the first message of its type on its channel drawn full size: the stack's head
+      const under = p.m.deliverable ? null : drawn.find((o) => !o.tail && o.m.src === p.m.src
+        && o.m.dst === p.m.dst && o.m.type === p.m.type);
+      if (under) {
+        const counted = p.tail;   // (a game's trail pip is counted by its head already)
+        p.tail = true;
+        if (drawn.some((o) => hits(o, p, size))) p.hidden = true;
+        if (!counted) under.behind = (under.behind || 0) + 1;
+      } else if (!moveClear(p, drawn, size, nodes, r, avoid) && !p.m.deliverable) {
+        // nowhere clear (kout-random at 800x600, step 16: the ctrl token queued behind a ResT
+        // on p1's short link): a pip of its own shape and colour, where it is or near it
+        p.tail = true;
+        if (drawn.some((o) => hits(o, p, size))) moveClear(p, drawn, size, nodes, r, avoid);
+      }
+    }
+    drawn.push(p);
+  }
+}
+
+/**
+ * Move placed message p along its link, on either side and further out (0.9 to 4.6 sizes),
+ * to the nearest place where its shape lies on none of drawn, on no node and on no box of
+ * avoid; true if it found one.
+ */
+function moveClear(p, drawn, size, nodes, r, avoid) {
+  const a = nodes.get(String(p.m.src)), b = nodes.get(String(p.m.dst));
+  if (!b) return false;
+  const e = extent(p, size);
+  const clear = (q) => !drawn.some((o) => hits(o, q, size))
+    && Array.from(nodes.values()).every((n) => Math.hypot(n.x - q.x, n.y - q.y) >= r + e + size * 0.3)
+    && avoid.every(([x0, y0, x1, y1]) => q.x + e <= x0 || q.x - e >= x1 || q.y + e <= y0 || q.y - e >= y1);
+  if (!a || a === b) {
+    // a message to oneself waits beside its node: round it, nearer first (coterie-random at
+    // step 11: u4's QUERY to itself among the QUERYs on u4's links)
+    for (const rad of [3.4, 4.6, 5.8]) {
+      for (let i = 0; i < 16; i++) {
+        const ang = Math.atan2(p.y - b.y, p.x - b.x) + (i % 2 ? 1 : -1) * Math.ceil(i / 2) * Math.PI / 8;
+        const q = { ...p, x: b.x + Math.cos(ang) * rad * size, y: b.y + Math.sin(ang) * rad * size };
+        if (clear(q)) {
+          Object.assign(p, { x: q.x, y: q.y, nx: Math.cos(ang), ny: Math.sin(ang) });
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+  const dx = b.x - a.x, dy = b.y - a.y, len = Math.hypot(dx, dy) || 1;
+  const nx = dy / len, ny = -dx / len;
+  const t0 = ((p.x - a.x) * dx + (p.y - a.y) * dy) / (len * len);
+  for (const side of [0.9, -0.9, 2.2, -2.2, 3.4, -3.4, 4.6, -4.6]) {
+    for (let j = 0; j <= 40; j++) {
+      const t = t0 + (j % 2 ? 1 : -1) * Math.ceil(j / 2) * (size * 0.6) / len;
+      if (t < 0 || t > 1) continue;
+      const q = { ...p, x: a.x + dx * t + nx * side * size, y: a.y + dy * t + ny * side * size };
+      if (clear(q)) {
+        Object.assign(p, { x: q.x, y: q.y, nx: nx * Math.sign(side), ny: ny * Math.sign(side) });
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 /**
@@ -253,6 +359,9 @@ export function drawMessages(layer, model, hooks, opts) {
       const st = typeStyle(String(m.type));
       attr(g, "transform", `translate(${p.x.toFixed(1)},${p.y.toFixed(1)})`);
       attr(g, "class", "msg" + (m.deliverable ? " deliverable" : " queued") + (p.tail ? " tail" : ""));
+      // (a message hidden under its channel's head, whose label counts it: stackTails)
+      if (p.hidden) attr(g, "display", "none");
+      else g.removeAttribute("display");
       attr(g, "data-type", m.type);
       attr(g.firstChild, "r", (size * (p.tail ? 0.7 : 1.3)).toFixed(1));
       const path = g.children[1];
@@ -282,7 +391,7 @@ export function drawMessages(layer, model, hooks, opts) {
       tip(g, says);
       attr(g, "aria-label", says);
     },
-    (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}|${placed.length <= 12}|${p.tail}|${p.behind}|${size}|${!!opts.dense}`);
+    (p) => `${p.m.id}|${p.m.deliverable}|${p.x.toFixed(1)}|${p.y.toFixed(1)}|${showLabels}|${p.m.label}|${placed.length <= 12}|${p.tail}|${p.hidden}|${p.behind}|${size}|${!!opts.dense}`);
   if (showLabels) declutter(layer);
 }
 
