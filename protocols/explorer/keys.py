@@ -167,7 +167,7 @@ class Keyer:
         self._extra_step: dict[tuple, int] = {}
         # Every key so far had the one-byte form: try it first (``_narrow_key``). A search's
         # number tables only grow, so after its first wider key most will be wide.
-        self._narrow = True
+        self.narrow = True
         if self._forget is not None and self._parts is not None and not self.group:
             self.key_of = self._key_of_forgotten        # type: ignore[method-assign]
 
@@ -301,11 +301,11 @@ class Keyer:
                 fc = self._erase_contents(c, msgs, cnums)
             vals += self._in_key_order(fc) if len(fc) > 1 else fc
         vals.append(self._extra_number(crashed, cs, waiting) if crashed or cs or waiting else 0)
-        if self._narrow:
+        if self.narrow:
             key = _narrow_key(vals)
             if key is not None:
                 return key
-            self._narrow = False
+            self.narrow = False
         return _bytes(vals)
 
     def _proc_part(self, i: int, n: int, state: Any) -> int:
@@ -423,11 +423,11 @@ class Keyer:
                         else self._extra_number(crashed, cs, waiting))
         else:
             vals.append(0)
-        if self._narrow:
+        if self.narrow:
             key = _narrow_key(vals)
             if key is not None:
                 return key
-            self._narrow = False
+            self.narrow = False
         return _bytes(vals)
 
     def _in_key_order(self, cnums: Sequence[int]) -> list[int]:
@@ -497,11 +497,11 @@ class Keyer:
         else:
             vals += cnums
         vals.append(extra)
-        if self._narrow:
+        if self.narrow:
             key = _narrow_key(vals)
             if key is not None:
                 return key
-            self._narrow = False
+            self.narrow = False
         return _bytes(vals)
 
 
@@ -525,7 +525,7 @@ def _narrow_key(vals: list[int]) -> int | None:
     ``vals`` as it was. ``bytearray`` refuses a number above 255 and a search for the byte
     0xFF (``memchr``) finds a 255, both in C, where ``_bytes``' ``max`` compares the numbers
     one by one as objects (a third of a small key's cost); but a refusal costs an exception,
-    so a keyer asks this only until its first wider key (``Keyer._narrow``)."""
+    so a keyer asks this only until its first wider key (``Keyer.narrow``)."""
     vals.append(1)
     try:
         one = bytearray(vals)       # (made faster than bytes; read the same)

@@ -493,6 +493,7 @@ class Transitions:
         self._probed: dict[tuple[Any, int], Any] = {}
         self._index = sim.index
         self._pids = sim.pids       # ``pids`` without the property call (read per transition)
+        self._fifo = sim.fifo
         # memo key (identity, process state number, waits, cs value) -> the effect: (new
         # state, its number, content numbers sent, cs value after, waits after, entered a CS,
         # unfinished after, probes or None, whether the cs value and waiting are unchanged)
@@ -820,6 +821,11 @@ class Transitions:
         cs, waiting = st.cs, st.waiting
         extra = keyer.extra_number(st.crashed, cs, waiting)
         step_key, extra_after = keyer.step_key, keyer.extra_after
+        # ``Keyer.step_key``'s one-byte form, worked out here without its two calls per event
+        # (unordered channels: the messages' numbers sorted) while the keyer's keys all had
+        # that form; any other key is the keyer's (``tests/test_kernel.py`` compares the two)
+        inline = keyer.narrow and not self._fifo
+        replay = self._ghost is None    # a monitor's ghost write: ``step_fast`` makes it
         csd = dict(cs) if cs else None
         wset = frozenset(map(_first_item, waiting)) if waiting else None
         res = []
@@ -832,20 +838,29 @@ class Transitions:
                 csv = csd.get(pid) if csd is not None else None
             mk = (ident, nums[i], w, csv)
             eff = effects.get(mk)
-            if eff is None or eff[5] or self._ghost is not None or (
+            if eff is None or eff[5] or not replay or (
                     eff[7] is not None and not self._probes_hold(eff[7], nums)):
-                # unknown, enters a CS, or probes fail; a monitor's ghost write reads the
-                # whole successor: ``step_fast`` makes it
+                # unknown, enters a CS, or probes fail
                 res.append((None, i, pos, mk, eff))
                 continue
-            c = cnums
-            if pos >= 0:
-                c = c[:pos] + c[pos + 1:]
-            scnums = eff[2]
-            if scnums:
-                c = c + scnums
+            # the successor's content numbers: the delivered one out, the sent ones in
+            c = cnums[:pos] + cnums[pos + 1:] + eff[2] if pos >= 0 else cnums + eff[2]
             e = extra if eff[8] else \
                 extra_after(extra, pids[i], eff[3], eff[4])     # the key reads who waits
+            if inline:
+                vals = list(nums)
+                vals[i] = eff[1]
+                vals += sorted(c)
+                vals.append(e)
+                vals.append(1)
+                try:
+                    one = bytearray(vals)       # refuses a number above 255
+                except ValueError:
+                    one = None
+                if one is not None and 0xFF not in one:
+                    res.append((int.from_bytes(one, "little"), i, pos, mk, eff))
+                    continue
+                inline = False
             res.append((step_key(nums, i, eff[1], c, e), i, pos, mk, eff))
         return res
 
