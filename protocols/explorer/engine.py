@@ -522,7 +522,7 @@ class Search:
             return s
         if self.fast:
             nums, cnums = ts.state_numbers(st)
-            reps.append((st, nums, cnums, k))
+            reps.append((ts.parts_for(st), nums, cnums, k))
         else:
             reps.append((st, None, None, k))
         queue.append(j)
@@ -555,7 +555,7 @@ class Search:
         # ``queue`` holds node numbers and ``reps``, in step with it, their representatives.
         if fast:
             nums, cnums = ts.root_numbers()
-            reps: deque[Any] = deque([(root, nums, cnums, root_key)])
+            reps: deque[Any] = deque([(ts.parts_for(root), nums, cnums, root_key)])
         else:
             reps = deque([(root, None, None, root_key)])
         # an event's identity (``Outcome.ident``) -> its edge code without the CS bit
@@ -584,6 +584,9 @@ class Search:
         deadlocks, goal_of, audit, max_states = o.deadlocks, o.goal, self.audit, \
             self.max_states
         unfinished_at = g.waiting       # per node: who has not finished (``Interned``)
+        # The fast path stores each state as its parts (``Transitions.parts_of``); a State is
+        # built only for what reads one (the hooks, a reduction, ``events_at``)
+        parts_only = listed and not can_finish and final is None
         # The frontier keeps its first ``UNPACKED`` fast-path states as they are and packs the
         # rest as bytes (``Transitions.pack``): a narrow search (the two-client ring, Fig. 3)
         # then never packs and unpacks, a wide one still stores its frontier compactly.
@@ -592,22 +595,24 @@ class Search:
             i = take()
             rep = take_rep()
             if type(rep) is bytes:
-                st, nums, cnums = ts.unpack(rep)
+                node, nums, cnums = ts.unpack(rep)
                 st_key = None
             else:
-                st, nums, cnums, st_key = rep
+                node, nums, cnums, st_key = rep
             pres = None
             if fast:
+                st = node if parts_only else ts.state_for(node)
                 unf = unfinished_at.values[unfinished_at.items[i]]     # ``g.waiting[i]``
                 if not quick:       # for ``successor`` (the quick path steps inline)
                     self._node = (nums, cnums, unf)
                 if listed:      # the events and their successor keys in one pass
-                    events, pres = ts.events_and_keys(st, nums, cnums, keyer)
+                    events, pres = ts.events_and_keys_of(node, nums, cnums, keyer)
                 else:
                     events = ts.events_at(st, nums, cnums)
                 if filtering is not None or can_finish or (not events and final):
                     ts.load_nums(st, nums)
             else:
+                st = node
                 ts.load(st, nums)
                 events = list(ts.enabled())
             if filtering is not None:
@@ -653,7 +658,7 @@ class Search:
                     # ``successor``'s fast path, inline (once per transition not already
                     # recognised from its key): with an exact key, a state already stored
                     # had no violation, so only new ones (and the root, if bad) are judged
-                    out = ts.step_fast(st, nums, cnums, unf, ev, pre)
+                    out = ts.step_parts(node, nums, cnums, unf, ev, pre)
                     g.transitions += 1
                     k = key_of(out) if known is None else known
                     j = seen.get(k)
@@ -684,7 +689,7 @@ class Search:
                     if not fast:
                         reps.append((out.state, out.acts, None, k))
                     elif len(queue) < unpacked:
-                        reps.append((out.state, out.nums, out.cnums, None))
+                        reps.append((out.parts, out.nums, out.cnums, None))
                     else:
                         reps.append(ts.pack(out))
                     queue.append(j)

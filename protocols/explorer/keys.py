@@ -242,13 +242,14 @@ class Keyer:
 
     def _key_of_forgotten(self, out: Any) -> int:
         """``key_of`` under ``forget_parts`` (bound as ``key_of`` when it applies)."""
-        return self._forgotten_key(out.s_procs, out.s_msgs, out.nums, out.cnums, out.s_crashed,
-                                   out.s_cs, out.s_waiting)
+        procs, msgs, _seq, crashed, cs, waiting = out.parts
+        return self._forgotten_key(procs, msgs, out.nums, out.cnums, crashed, cs, waiting)
 
     def _key_of_other(self, out: Any) -> Key:
         if self._forget is not None or self.group:
             return self.key(out.state, nums=out.nums, cnums=out.cnums)
-        return self.encode_parts(out.nums, out.cnums, out.s_crashed, out.s_cs, out.s_waiting)
+        _procs, _msgs, _seq, crashed, cs, waiting = out.parts
+        return self.encode_parts(out.nums, out.cnums, crashed, cs, waiting)
 
     def _forgotten_key(self, procs: tuple, msgs: tuple, nums: Sequence[int],
                        cnums: Sequence[int], crashed: frozenset, cs: tuple,

@@ -53,19 +53,25 @@ def make_state(procs: tuple, messages: tuple, next_seq: int, crashed: frozenset,
     return st
 
 
+def parts_of(st: State) -> tuple:
+    """A stored state as the fast path keeps it: ``State``'s fields in order, in a plain tuple
+    (``procs, messages, next_seq, crashed, cs, waiting``). A search builds no ``State`` for
+    the states it stores: a tuple is made in one step and read in one unpacking, where a
+    frozen dataclass costs a call per field to fill (``make_state``) and to read."""
+    return (st.procs, st.messages, st.next_seq, st.crashed, st.cs, st.waiting)
+
+
 class Outcome:
     """What one transition did. Nobody changes one once made.
 
     ``state``, ``violations``, ``entered_cs`` and ``unfinished`` are what a transition *is*
     (they alone take part in ``==``); the other slots are the fast path's bookkeeping. A
-    successor made by ``Transitions.step_fast`` keeps the state's parts (``s_procs``,
-    ``s_msgs``, ``s_next``, ``s_crashed``, ``s_cs``, ``s_waiting``) and builds its ``State`` only when read:
-    most successors of a search are states already stored, for which only the key is needed.
+    successor made by ``Transitions.step_fast`` keeps the state's ``parts`` (``parts_of``)
+    and builds its ``State`` only when read: a search stores and expands the parts.
     """
 
     __slots__ = ("_state", "violations", "entered_cs", "unfinished", "acts", "touched",
-                 "numbers", "nums", "cnums", "origin", "ident", "local", "procs", "s_procs",
-                 "s_msgs", "s_next", "s_crashed", "s_cs", "s_waiting")
+                 "numbers", "nums", "cnums", "origin", "ident", "local", "parts")
 
     def __init__(self, state: State | None, violations: tuple[str, ...] | None,
                  entered_cs: bool, unfinished: frozenset,
@@ -85,8 +91,8 @@ class Outcome:
         self.touched = touched
         self.numbers = numbers
         # (``step_fast``) the numbers of all the successor's process states and of its
-        # messages' contents (aligned with its messages), and what reached it (parent state,
-        # its nums, cnums, unfinished, the event): ``violations`` is None until
+        # messages' contents (aligned with its messages), and what reached it (the parent's
+        # parts, nums, cnums, unfinished, the event): ``violations`` is None until
         # ``Transitions.judge`` fills it in.
         self.nums = self.cnums = self.origin = None
         # (``step_fast``) the event's local identity (its message content's number or its id,
@@ -94,15 +100,13 @@ class Outcome:
         # effect it replayed or recorded; None when the step was not local.
         self.ident = self.local = None
         if state is not None:
-            self.s_procs, self.s_msgs, self.s_next = state.procs, state.messages, state.next_seq
-            self.s_crashed, self.s_cs, self.s_waiting = state.crashed, state.cs, state.waiting
+            self.parts = parts_of(state)
 
     @property
     def state(self) -> State:
         st = self._state
         if st is None:
-            st = self._state = make_state(self.s_procs, self.s_msgs, self.s_next,
-                                          self.s_crashed, self.s_cs, self.s_waiting)
+            st = self._state = make_state(*self.parts)
         return st
 
     @property
@@ -279,12 +283,8 @@ class _View:
 
     def load(self, out: Outcome) -> None:
         """View the state of ``out`` (from its parts: its ``State`` need not be built)."""
-        self._msgs = out.s_msgs
-        self.procs = out.s_procs
-        cs = out.s_cs
+        self.procs, self._msgs, _seq, self.crashed, cs, self._waiting = out.parts
         self.cs = dict(cs) if cs else {}
-        self._waiting = out.s_waiting
-        self.crashed = out.s_crashed
 
     # Made when read (once per judged state, by the protocols that read them), without a
     # Python-level loop for the messages.
@@ -325,6 +325,7 @@ class Transitions:
         self._sim.monitors.clear_history()
         self.initial: State = self._sim.state()
         self._current: State | None = self.initial
+        self._pair: tuple = (None, None)     # a State and its parts (``parts_for``)
         self._base_of: State | None = None
         self._base: Working = ()
         # Message contents (src, dst, kind, body) by number, each content's channel by number
@@ -705,25 +706,48 @@ class Transitions:
             else:
                 out.violations = tuple(sorted(set(bad))) if bad else ()
                 return out.violations
-        st, nums, cnums, unf, ev = out.origin   # redo the step on the lean simulator
-        out.violations = self._slow(st, nums, cnums, unf, ev, None).violations
+        parts, nums, cnums, unf, ev = out.origin   # redo the step on the lean simulator
+        out.violations = self._slow(parts, nums, cnums, unf, ev, None).violations
         return out.violations
+
+    def parts_for(self, st: State) -> tuple:
+        """``parts_of(st)``, the same tuple for the same ``State`` asked again (and
+        ``state_for`` answers ``st`` for that tuple): a state's events are stepped one by one,
+        and what is loaded is recognised by identity (``load_nums``)."""
+        pair = self._pair
+        if pair[0] is st:
+            return pair[1]
+        parts = parts_of(st)
+        self._pair = (st, parts)
+        return parts
+
+    def state_for(self, parts: tuple) -> State:
+        """The ``State`` of a stored state's parts (``parts_of``), for what needs one
+        (loading the lean simulator, a reduction's hooks); the same object for the same tuple
+        asked again (``parts_for``)."""
+        pair = self._pair
+        if pair[1] is parts:
+            return pair[0]
+        st = make_state(*parts)
+        self._pair = (st, parts)
+        return st
 
     def view_of(self, st: State, nums: tuple[int, ...]) -> Simulator:
         """The simulator loaded with a fast-path state (for hooks that take ``sim``)."""
         self.load_nums(st, nums)
         return self._sim
 
-    def _where(self, st: State, ev: Event, cnums: tuple[int, ...]) -> tuple[int, int, str, bool, Any]:
-        """Where ``ev`` acts in a stored state, for its memo key: the process's index, the
-        delivered message's position among ``st.messages`` (-1 for an action), the pid,
-        whether it waits, and its critical-section value (None outside)."""
+    def _where(self, parts: tuple, ev: Event) -> tuple[int, int, str, bool, Any]:
+        """Where ``ev`` acts in a stored state (its parts), for its memo key: the process's
+        index, the delivered message's position among the messages (-1 for an action), the
+        pid, whether it waits, and its critical-section value (None outside)."""
+        _procs, msgs, _seq, _crashed, cs, waiting = parts
         m = ev.msg
         if m is not None:
             i = self._index[m[2]]
             seq = m[0]
             pos = 0
-            for x in st.messages:
+            for x in msgs:
                 if x[0] == seq:
                     break
                 pos += 1
@@ -732,12 +756,12 @@ class Transitions:
             pos = -1
         pid = self.pids[i]
         csv = None
-        for c in st.cs:
+        for c in cs:
             if c[0] == pid:
                 csv = c[1]
                 break
         w = False
-        for x in st.waiting:
+        for x in waiting:
             if x[0] == pid:
                 w = True
                 break
@@ -758,13 +782,19 @@ class Transitions:
 
     def events_and_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
                         keyer: Any) -> tuple[list[Event], list[tuple]]:
-        """``events_at`` and ``successor_keys`` of those events in one pass: where each event
-        acts (process index, message position, identity) is known while the events are
-        listed, instead of being looked up again per event. Hot: once per expanded state of
-        a search with an exact key."""
+        """``events_and_keys_of`` a ``State``."""
+        return self.events_and_keys_of(self.parts_for(st), nums, cnums, keyer)
+
+    def events_and_keys_of(self, parts: tuple, nums: tuple[int, ...], cnums: tuple[int, ...],
+                           keyer: Any) -> tuple[list[Event], list[tuple]]:
+        """``events_at`` and ``successor_keys`` of those events in one pass, for a stored
+        state given by its parts (``parts_of``): where each event acts (process index,
+        message position, identity) is known while the events are listed, instead of being
+        looked up again per event. Hot: once per expanded state of a search with an exact
+        key."""
         evs: list[Event] = []
         todo = []           # (process index, message position, identity)
-        msgs = st.messages
+        msgs = parts[1]
         if msgs:
             dev = self._dev
             heads = set() if self._sim.fifo else None
@@ -788,7 +818,7 @@ class Transitions:
                 evs.extend(a)
                 for e in a:
                     todo.append((i, -1, e.id))
-        return evs, self._keys(st, nums, cnums, todo, keyer)
+        return evs, self._keys(parts, nums, cnums, todo, keyer)
 
     def successor_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
                        evs: list[Event], keyer: Any) -> list[tuple]:
@@ -807,9 +837,9 @@ class Transitions:
                 todo.append((index[m[2]], pos, cnums[pos]))
             else:
                 todo.append((index[ev.pid], -1, ev.id))
-        return self._keys(st, nums, cnums, todo, keyer)
+        return self._keys(self.parts_for(st), nums, cnums, todo, keyer)
 
-    def _keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...], todo: list,
+    def _keys(self, parts: tuple, nums: tuple[int, ...], cnums: tuple[int, ...], todo: list,
               keyer: Any) -> list[tuple]:
         """``successor_keys`` of the events of ``todo``: (its process's index, the position
         of the message it delivers or -1, its identity). Hot: once per transition of a
@@ -818,8 +848,8 @@ class Transitions:
         waits by number too, ``extra_after``)."""
         effects = self._effects
         pids = self._pids
-        cs, waiting = st.cs, st.waiting
-        extra = keyer.extra_number(st.crashed, cs, waiting)
+        _procs, _msgs, _seq, crashed, cs, waiting = parts
+        extra = keyer.extra_number(crashed, cs, waiting)
         step_key, extra_after = keyer.step_key, keyer.extra_after
         # ``Keyer.step_key``'s one-byte form, worked out here without its two calls per event
         # (unordered channels: the messages' numbers sorted) while the keyer's keys all had
@@ -867,14 +897,20 @@ class Transitions:
     def step_fast(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
                   unf: frozenset, ev: Event, pre: tuple | None = None) -> Outcome:
         """``step(st, ev)`` on a stored state with its numbers, replaying a recorded local
-        transition when there is one. The outcome carries ``nums`` / ``cnums``; its
-        ``violations`` may be None (``judge`` fills them in when they are needed). ``pre``:
-        ``successor_keys``' answer for this state and event."""
-        msgs = st.messages
+        transition when there is one: ``step_parts`` of ``st``'s parts."""
         if pre is None:
             last = self._last
             if last[0] is st and last[1] is ev:
                 pre = last[2]
+        return self.step_parts(self.parts_for(st), nums, cnums, unf, ev, pre)
+
+    def step_parts(self, parts: tuple, nums: tuple[int, ...], cnums: tuple[int, ...],
+                   unf: frozenset, ev: Event, pre: tuple | None = None) -> Outcome:
+        """``step_fast`` of a stored state given by its parts (``parts_of``). The outcome
+        carries ``nums`` / ``cnums`` and the successor's ``parts`` (its ``State`` is built
+        only if read); its ``violations`` may be None (``judge`` fills them in when they are
+        needed). ``pre``: ``successor_keys``' answer for this state and event."""
+        procs, msgs, nseq, crashed, cs, waiting = parts
         if pre is not None:
             _k, i, pos, mk, eff = pre
             ident, _n, w, csv = mk
@@ -882,34 +918,30 @@ class Transitions:
             if eff is None:     # recorded since (an equal event of the same state)
                 eff = self._effects.get(mk)
         else:
-            i, pos, pid, w, csv = self._where(st, ev, cnums)
+            i, pos, pid, w, csv = self._where(parts, ev)
             ident = cnums[pos] if pos >= 0 else ev.id
             mk = (ident, nums[i], w, csv)
             eff = self._effects.get(mk)
-        cs, waiting = st.cs, st.waiting
         if eff is None:
-            eff = self._first(st, nums, ev, i, pid, w, csv, mk)
+            eff = self._first(parts, nums, ev, i, pid, w, csv, mk)
             if eff is None:
-                return self._slow(st, nums, cnums, unf, ev, mk)
+                return self._slow(parts, nums, cnums, unf, ev, mk)
         nstate, nnum, scnums, csafter, wafter, entered, unf_i, probes, _keeps = eff
         if probes is not None and not self._probes_hold(probes, nums):
-            return self._slow(st, nums, cnums, unf, ev, None)   # another path: not recorded
+            return self._slow(parts, nums, cnums, unf, ev, None)   # another path: not recorded
         if entered:
             # the capacity check of ``_enter_cs`` depends on the others in their CS; entering
             # again is judged by the protocol's ``transient`` (recorded where it was transient)
             if csv is not None or cs and self._over(cs, pid, csafter):
-                return self._slow(st, nums, cnums, unf, ev, None)
+                return self._slow(parts, nums, cnums, unf, ev, None)
             self._sim.monitors.cs_entries += 1
-        procs = st.procs
-        origin = (st, nums, cnums, unf, ev)
         out = _new(Outcome)
         out._state = None
-        out.s_procs = procs[:i] + (nstate,) + procs[i + 1:]
+        out.origin = (parts, nums, cnums, unf, ev)
         out.nums = nums[:i] + (nnum,) + nums[i + 1:]
         if pos >= 0:
             msgs = msgs[:pos] + msgs[pos + 1:]
             cnums = cnums[:pos] + cnums[pos + 1:]
-        nseq = st.next_seq
         if scnums:
             new = []
             dev = self._dev
@@ -922,24 +954,20 @@ class Transitions:
                 nseq += 1
             msgs = msgs + tuple(new)
             cnums = cnums + scnums
-        out.s_msgs = msgs
         out.cnums = cnums
-        out.s_next = nseq
-        out.s_crashed = st.crashed
         if csafter != csv:
             rest = [c for c in cs if c[0] != pid]
             if csafter is not None:
                 rest.append((pid, csafter))
                 rest.sort()
             cs = tuple(rest)
-        out.s_cs = cs
         if wafter != w:
             if wafter:
                 waiting = tuple(sorted(waiting + ((pid, 1, self._sim.monitors.cs_entries
                                                    - entered),)))
             else:
                 waiting = tuple([x for x in waiting if x[0] != pid])
-        out.s_waiting = waiting
+        out.parts = (procs[:i] + (nstate,) + procs[i + 1:], msgs, nseq, crashed, cs, waiting)
         if unf_i != (pid in unf):
             unf = unf | {pid} if unf_i else unf - {pid}
         out.unfinished = unf
@@ -948,7 +976,6 @@ class Transitions:
         out.acts = None
         out.touched = (i,)
         out.numbers = (nnum,)
-        out.origin = origin
         out.ident = ident
         out.local = mk
         if self._ghost is not None:
@@ -966,7 +993,8 @@ class Transitions:
         pid, state = w
         i = self._index[pid]
         nnum, state = self._sim.number(i, state)
-        out.s_procs = out.s_procs[:i] + (state,) + out.s_procs[i + 1:]
+        procs, *rest = out.parts
+        out.parts = (procs[:i] + (state,) + procs[i + 1:], *rest)
         out.nums = out.nums[:i] + (nnum,) + out.nums[i + 1:]
         touched = sorted({*out.touched, i})
         out.touched = tuple(touched)
@@ -988,13 +1016,14 @@ class Transitions:
                 return True
         return False
 
-    def _first(self, st: State, nums: tuple[int, ...], ev: Event, i: int, pid: str, w: bool,
+    def _first(self, parts: tuple, nums: tuple[int, ...], ev: Event, i: int, pid: str, w: bool,
                csv: Any, mk: tuple) -> tuple | None:
         """A first-time step run on its process alone (``alone.py``): its effect, recorded
         under ``mk``, or None where the step reached beyond the process (then it takes the
         lean simulator, ``_slow``, which records it if it is local after all)."""
         ctx = self._alone
-        if st.crashed or not ctx.run(ev, st.procs, i, pid, st.next_seq, w, csv, self._eager):
+        procs, _msgs, next_seq, crashed, _cs, _waiting = parts
+        if crashed or not ctx.run(ev, procs, i, pid, next_seq, w, csv, self._eager):
             return None
         self.slow += 1
         sim = self._sim
@@ -1015,11 +1044,12 @@ class Transitions:
                                    tuple(ctx.probes) or None, csafter == csv and wafter == w)
         return eff
 
-    def _slow(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...], unf: frozenset,
-              ev: Event, mk: tuple | None) -> Outcome:
+    def _slow(self, parts: tuple, nums: tuple[int, ...], cnums: tuple[int, ...],
+              unf: frozenset, ev: Event, mk: tuple | None) -> Outcome:
         """The step on the lean simulator; records its effect under ``mk`` if it was local."""
         self.slow += 1
         sim = self._sim
+        st = self.state_for(parts)
         self.load_nums(st, nums)
         i = self._index[ev.pid]
         sim.watch_i = i if mk is not None else -1
@@ -1096,14 +1126,15 @@ class Transitions:
     def pack(self, out: Outcome) -> bytes:
         """A fast-path successor as bytes, for a search's frontier: its process-state numbers,
         next message number, (crashed, cs, waiting) by number, then each message's number and
-        content number. ``unpack`` gives back an equal ``State`` with its ``nums``/``cnums``."""
-        ex = (out.s_crashed, out.s_cs, out.s_waiting)
+        content number. ``unpack`` gives back equal parts with their ``nums``/``cnums``."""
+        _procs, msgs, next_seq, crashed, cs, waiting = out.parts
+        ex = (crashed, cs, waiting)
         e = self._extras.get(ex)
         if e is None:
             e = self._extras[ex] = len(self._extra_list)
             self._extra_list.append(ex)
-        vals = [*out.nums, out.s_next, e]
-        for m, cn in zip(out.s_msgs, out.cnums, strict=True):
+        vals = [*out.nums, next_seq, e]
+        for m, cn in zip(msgs, out.cnums, strict=True):
             vals.append(m[0])
             vals.append(cn)
         top = max(vals)     # the narrowest array type that holds every number, named first
@@ -1113,7 +1144,7 @@ class Transitions:
             return b"H" + array("H", vals).tobytes()
         return b"i" + array("i", vals).tobytes()
 
-    def unpack(self, blob: bytes) -> tuple[State, tuple[int, ...], tuple[int, ...]]:
+    def unpack(self, blob: bytes) -> tuple[tuple, tuple[int, ...], tuple[int, ...]]:
         k = len(self.pids)
         if blob[0] == 66:       # b"B": the bytes are the numbers (no array needed)
             a: Any = blob[1:]
@@ -1132,6 +1163,5 @@ class Transitions:
             if e is None:
                 e = dev[key] = self._delivery(Message(seq, *contents[cn]), cn)
             msgs.append(e.msg)
-        st = make_state(tuple([state_of[n] for n in nums]), tuple(msgs), a[k], crashed, cs,
-                        waiting)
-        return st, nums, cnums
+        parts = (tuple([state_of[n] for n in nums]), tuple(msgs), a[k], crashed, cs, waiting)
+        return parts, nums, cnums
