@@ -636,9 +636,7 @@ class Search:
             if quick and pres is None:
                 pres = ts.successor_keys(st, nums, cnums, events, keyer)
             for k_ev, ev in enumerate(events):
-                res = cache.pop(ev.id, None) if cache else None
-                known = pre = None
-                if pres is not None and res is None:
+                if quick:
                     pre = pres[k_ev]
                     # a replayed local step to a state already stored: its key is all we need
                     known = pre[0]
@@ -654,7 +652,6 @@ class Search:
                                 succ.append(j)
                                 codes.append(code)
                             continue
-                if quick:
                     # ``successor``'s fast path, inline (once per transition not already
                     # recognised from its key): with an exact key, a state already stored
                     # had no violation, so only new ones (and the root, if bad) are judged
@@ -670,7 +667,9 @@ class Search:
                     goal = goal_of(ts.view_of(out.state, out.nums)) \
                         if new and goal_of is not None else None
                 else:
-                    out, k, j, stuck, goal = res or self.successor(st, st_key, ev, known, pre)
+                    # (a reduction may have worked it out already: ``trial``)
+                    out, k, j, stuck, goal = (cache.pop(ev.id, None) if cache else None) or \
+                        self.successor(st, st_key, ev)
                     if j is None:      # judged before this expansion added states: look again
                         j = self.seen.get(k)
                 if o.violations and out.violations:
