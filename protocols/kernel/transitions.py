@@ -495,6 +495,9 @@ class Transitions:
         self._index = sim.index
         self._pids = sim.pids       # ``pids`` without the property call (read per transition)
         self._fifo = sim.fifo
+        # ``_keys``: per number the keyer gives cs and waiting, ``_at`` of them
+        self._at_keyer: Any = None
+        self._at_of: dict[int, list] = {}
         # memo key (identity, process state number, waits, cs value) -> the effect: (new
         # state, its number, content numbers sent, cs value after, waits after, entered a CS,
         # unfinished after, probes or None, whether the cs value and waiting are unchanged)
@@ -856,16 +859,17 @@ class Transitions:
         # that form; any other key is the keyer's (``tests/test_kernel.py`` compares the two)
         inline = keyer.narrow and not self._fifo
         replay = self._ghost is None    # a monitor's ghost write: ``step_fast`` makes it
-        csd = dict(cs) if cs else None
-        wset = frozenset(map(_first_item, waiting)) if waiting else None
+        # per process index, whether it waits and its critical-section value: what the memo
+        # key reads of cs and waiting, a function of the keyer's number of them (``extra``),
+        # so worked out once per number, not per event
+        if keyer is not self._at_keyer:
+            self._at_keyer, self._at_of = keyer, {}
+        at = self._at_of.get(extra)
+        if at is None:
+            at = self._at_of[extra] = self._at(cs, waiting)
         res = []
         for i, pos, ident in todo:
-            if csd is None and wset is None:
-                w, csv = False, None
-            else:
-                pid = pids[i]
-                w = wset is not None and pid in wset
-                csv = csd.get(pid) if csd is not None else None
+            w, csv = at[i]
             mk = (ident, nums[i], w, csv)
             eff = effects.get(mk)
             if eff is None or eff[5] or not replay or (
@@ -893,6 +897,12 @@ class Transitions:
                 inline = False
             res.append((step_key(nums, i, eff[1], c, e), i, pos, mk, eff))
         return res
+
+    def _at(self, cs: tuple, waiting: tuple) -> list[tuple[bool, Any]]:
+        """Per process index: (whether it waits, its critical-section value or None)."""
+        csd = dict(cs)
+        who = {x[0] for x in waiting}
+        return [(pid in who, csd.get(pid)) for pid in self._pids]
 
     def step_fast(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
                   unf: frozenset, ev: Event, pre: tuple | None = None) -> Outcome:
