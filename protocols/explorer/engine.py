@@ -587,6 +587,9 @@ class Search:
         # The fast path stores each state as its parts (``Transitions.parts_of``); a State is
         # built only for what reads one (the hooks, a reduction, ``events_at``)
         parts_only = listed and not can_finish and final is None
+        # whether an option's hook reads the expanded state (through the loaded simulator)
+        hooked = filtering is not None or can_finish or final is not None
+        cache = self.cache      # (stays empty without a reduction)
         # The frontier keeps its first ``UNPACKED`` fast-path states as they are and packs the
         # rest as bytes (``Transitions.pack``): a narrow search (the two-client ring, Fig. 3)
         # then never packs and unpacks, a wide one still stores its frontier compactly.
@@ -609,27 +612,29 @@ class Search:
                     events, pres = ts.events_and_keys_of(node, nums, cnums, keyer)
                 else:
                     events = ts.events_at(st, nums, cnums)
-                if filtering is not None or can_finish or (not events and final):
+                if hooked and (filtering is not None or can_finish or (not events and final)):
                     ts.load_nums(st, nums)
             else:
                 st = node
                 ts.load(st, nums)
                 events = list(ts.enabled())
-            if filtering is not None:
-                view = ts.view
-                events = [e for e in events if filtering(view, e)]
-            if can_finish and ts.protocol.served_all(ts.view) and not ts.view.cs:
-                self.done.append(i)
-            if not events and final is not None:
-                text = final(ts.view)
-                if text:
-                    self.finals += 1
-                    if s := self._found("final", text, i, g.path(i)):
-                        return s
-            # successors a reduction worked out while choosing the events (``trial``)
-            self.cache = cache = {}
-            if expansion is not None and events:
-                events = expansion.expand(self, i, st, st_key, events)
+            if hooked:
+                if filtering is not None:
+                    view = ts.view
+                    events = [e for e in events if filtering(view, e)]
+                if can_finish and ts.protocol.served_all(ts.view) and not ts.view.cs:
+                    self.done.append(i)
+                if not events and final is not None:
+                    text = final(ts.view)
+                    if text:
+                        self.finals += 1
+                        if s := self._found("final", text, i, g.path(i)):
+                            return s
+            if expansion is not None:
+                # successors the reduction works out while choosing the events (``trial``)
+                self.cache = cache = {}
+                if events:
+                    events = expansion.expand(self, i, st, st_key, events)
             succ: list[int] = []
             codes: list[int] = []
             # (quick) every event's successor key, where a replayed local step gives it

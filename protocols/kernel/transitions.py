@@ -701,7 +701,9 @@ class Transitions:
             return ()
         if self._viewing:
             v = self._view
-            v.load(out)
+            # ``v.load(out)``, inline: once per new state of a search
+            v.procs, v._msgs, _seq, v.crashed, cs, v._waiting = out.parts
+            v.cs = dict(cs) if cs else {}
             try:
                 bad = self._sim.protocol.violations(v)
             except _NeedSim:
