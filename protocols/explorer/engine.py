@@ -638,8 +638,13 @@ class Search:
             succ: list[int] = []
             codes: list[int] = []
             # (quick) every event's successor key, where a replayed local step gives it
-            if quick and pres is None:
-                pres = ts.successor_keys(st, nums, cnums, events, keyer)
+            if quick:
+                if pres is None:
+                    pres = ts.successor_keys(st, nums, cnums, events, keyer)
+                # the quick path counts its transitions here (a stop below takes back the
+                # events not tried); ``successor`` counts its own
+                g.transitions += len(events)
+            stop = None
             for k_ev, ev in enumerate(events):
                 if quick:
                     pre = pres[k_ev]
@@ -648,7 +653,6 @@ class Search:
                     if known is not None:
                         j = seen.get(known)
                         if j is not None and (j or not root_bad):
-                            g.transitions += 1
                             if keep:
                                 ident = pre[3][0]       # the memo key's identity
                                 code = code_of.get(ident)
@@ -661,7 +665,6 @@ class Search:
                     # recognised from its key): with an exact key, a state already stored
                     # had no violation, so only new ones (and the root, if bad) are judged
                     out = ts.step_parts(node, nums, cnums, unf, ev, pre)
-                    g.transitions += 1
                     k = key_of(out) if known is None else known
                     j = seen.get(k)
                     if judging and out.violations is None and (j is None or (
@@ -677,18 +680,19 @@ class Search:
                         self.successor(st, st_key, ev)
                     if j is None:      # judged before this expansion added states: look again
                         j = self.seen.get(k)
-                if o.violations and out.violations:
+                if judging and out.violations:
                     text = "; ".join(out.violations)
-                    if s := self._found("violation", text, -1, g.path(i) + [ev.id], i):
-                        return s
+                    if stop := self._found("violation", text, -1, g.path(i) + [ev.id], i):
+                        break
                 if j is None:
                     if len(g.parent) >= max_states:
-                        return Stop("limit")
+                        stop = Stop("limit")
+                        break
                     j = self._add(k, i, ev.id, out.unfinished)
-                    if stuck and (s := self._found("deadlock", "", j, g.path(j))):
-                        return s
-                    if goal and (s := self._found("goal", goal, j, g.path(j))):
-                        return s
+                    if stuck and (stop := self._found("deadlock", "", j, g.path(j))):
+                        break
+                    if goal and (stop := self._found("goal", goal, j, g.path(j))):
+                        break
                     # the frontier keeps fast-path states as bytes (``Transitions.pack``)
                     if not fast:
                         reps.append((out.state, out.acts, None, k))
@@ -708,6 +712,10 @@ class Search:
                             code_of[ident] = code
                     succ.append(j)
                     codes.append(code + out.entered_cs)
+            if stop is not None:
+                if quick:
+                    g.transitions -= len(events) - k_ev - 1
+                return stop
             if keep:
                 flat = g_succ.flat
                 n = len(flat)
