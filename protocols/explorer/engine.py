@@ -721,10 +721,12 @@ class Search:
                 n = len(flat)
                 if g_succ.end is None and i == len(g_succ.start):
                     # ``Adjacency.__setitem__``'s usual case (nodes in order, the values fit),
-                    # inline; the codes share the successors' spans
+                    # inline; the codes share the successors' spans. ``fromlist`` converts each
+                    # number once (``extend`` twice: it checks, then stores) and adds nothing
+                    # when one does not fit.
                     try:
-                        flat.extend(succ)
-                        g_codes.flat.extend(codes)
+                        flat.fromlist(succ)
+                        g_codes.flat.fromlist(codes)
                     except OverflowError:
                         del flat[n:]
                         del g_codes.flat[n:]
