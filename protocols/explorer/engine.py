@@ -116,9 +116,13 @@ WIDER = {"B": "H", "H": "i", "h": "i", "i": "q"}
 
 def widened(a: array, n: int) -> array:
     """``a`` cut back to its first ``n`` items (an ``extend`` that overflowed may have added
-    some) and copied into the next wider type."""
+    some) and copied into the next wider type. A ``bytearray`` (one-byte numbers kept where
+    they are appended one at a time: its ``append`` converts a number once, an array's
+    twice) widens as type "B" does."""
     del a[n:]
-    return array(WIDER[a.typecode], a)
+    if isinstance(a, array):
+        return array(WIDER[a.typecode], a)
+    return array(WIDER["B"], list(a))     # (``array`` would read a bytearray as machine bytes)
 
 
 class Adjacency:
@@ -225,11 +229,11 @@ class Adjacency:
 class Interned:
     """A list of hashable values that repeat (the events that reached each state, who waits
     there): each distinct value is kept once and each item is its number, one byte while
-    there are at most 256 distinct values (then wider: ``widened``). Reads like the list it
-    replaces: ``append``, ``seq[i]``, ``len``, iteration."""
+    there are at most 256 distinct values (a ``bytearray``; then wider: ``widened``). Reads
+    like the list it replaces: ``append``, ``seq[i]``, ``len``, iteration."""
 
     def __init__(self) -> None:
-        self.items = array("B")
+        self.items: bytearray | array = bytearray()
         self.values: list[Any] = []
         self.number: dict[Any, int] = {}
 
@@ -240,7 +244,7 @@ class Interned:
             self.values.append(value)
         try:
             self.items.append(n)
-        except OverflowError:
+        except (OverflowError, ValueError):     # (a bytearray refuses 256 with ValueError)
             self.items = widened(self.items, len(self.items))
             self.items.append(n)
 
@@ -258,12 +262,13 @@ class Interned:
 @dataclass
 class Graph:
     """The explored state graph. Node i was reached from ``parent[i]`` by event ``via[i]``.
-    Numbers are kept in arrays (4 bytes each, depths 2 until one is deeper), not lists of int
-    objects; ``via`` and ``waiting`` keep each distinct value once (``Interned``)."""
+    Numbers are kept in arrays (4 bytes each; depths one byte, in a ``bytearray``, until one
+    is deeper: ``widened``), not lists of int objects; ``via`` and ``waiting`` keep each
+    distinct value once (``Interned``)."""
 
     parent: array = field(default_factory=lambda: array("i"))
     via: Interned = field(default_factory=Interned)
-    depth: array = field(default_factory=lambda: array("H"))
+    depth: bytearray | array = field(default_factory=bytearray)
     # Per node: the processes that have not finished there (``Simulator.unfinished``).
     waiting: Interned = field(default_factory=Interned)
     # Per expanded node: successor indices and, in step, an edge code
@@ -399,7 +404,7 @@ class Search:
         d = g.depth[parent] + 1 if parent >= 0 else 0
         try:
             g.depth.append(d)
-        except OverflowError:
+        except (OverflowError, ValueError):     # (a bytearray refuses 256 with ValueError)
             g.depth = widened(g.depth, len(g.depth))
             g.depth.append(d)
         # ``Interned.append`` of ``via`` and ``waiting``, inline where the value is known
