@@ -435,8 +435,8 @@ class Search:
         ts = self.ts
         o = self.options
         if self.fast:
-            nums, cnums, unf = self._node
-            out = ts.step_fast(st, nums, cnums, unf, ev, pre)
+            parts, nums, cnums, unf = self._node     # (``st``'s parts)
+            out = ts.step_parts(parts, nums, cnums, unf, ev, pre)
             self.graph.transitions += 1
             k = self.key_of(out) if known is None else known
             j = self.seen.get(k)
@@ -527,7 +527,7 @@ class Search:
             return s
         if self.fast:
             nums, cnums = ts.state_numbers(st)
-            reps.append((ts.parts_for(st), nums, cnums, k))
+            reps.append((st, nums, cnums, k))
         else:
             reps.append((st, None, None, k))
         queue.append(j)
@@ -560,7 +560,7 @@ class Search:
         # ``queue`` holds node numbers and ``reps``, in step with it, their representatives.
         if fast:
             nums, cnums = ts.root_numbers()
-            reps: deque[Any] = deque([(ts.parts_for(root), nums, cnums, root_key)])
+            reps: deque[Any] = deque([(root, nums, cnums, root_key)])
         else:
             reps = deque([(root, None, None, root_key)])
         # an event's identity (``Outcome.ident``) -> its edge code without the CS bit
@@ -589,8 +589,9 @@ class Search:
         deadlocks, goal_of, audit, max_states = o.deadlocks, o.goal, self.audit, \
             self.max_states
         unfinished_at = g.waiting       # per node: who has not finished (``Interned``)
-        # The fast path stores each state as its parts (``Transitions.parts_of``); a State is
-        # built only for what reads one (the hooks, a reduction, ``events_at``)
+        # The quick path stores each state as its parts (``Transitions.parts_of``); a State is
+        # built only for what reads one (the hooks, ``events_at``). ``successor`` stores the
+        # State its reduction's hooks read (a slow step's is already built).
         parts_only = listed and not can_finish and final is None
         # whether an option's hook reads the expanded state (through the loaded simulator)
         hooked = filtering is not None or can_finish or final is not None
@@ -609,10 +610,14 @@ class Search:
                 node, nums, cnums, st_key = rep
             pres = None
             if fast:
-                st = node if parts_only else ts.state_for(node)
+                if type(node) is tuple:     # parts (the quick path's, or unpacked)
+                    st = node if parts_only else ts.state_for(node)
+                else:                       # a root's State, or a State stored by successor
+                    st = node
+                    node = ts.parts_for(st)
                 unf = unfinished_at.values[unfinished_at.items[i]]     # ``g.waiting[i]``
                 if not quick:       # for ``successor`` (the quick path steps inline)
-                    self._node = (nums, cnums, unf)
+                    self._node = (node, nums, cnums, unf)
                 if listed:      # the events and their successor keys in one pass
                     events, pres = ts.events_and_keys_of(node, nums, cnums, keyer)
                 else:
@@ -702,7 +707,8 @@ class Search:
                     if not fast:
                         reps.append((out.state, out.acts, None, k))
                     elif len(queue) < unpacked:
-                        reps.append((out.parts, out.nums, out.cnums, None))
+                        reps.append((out.parts if quick else out.state, out.nums, out.cnums,
+                                     None))
                     else:
                         reps.append(ts.pack(out))
                     queue.append(j)
