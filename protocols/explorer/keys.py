@@ -465,8 +465,12 @@ class Keyer:
 
     # ---- successor keys from numbers (``Transitions.successor_keys``) -------------------
     def extra_number(self, crashed: frozenset, cs: tuple, waiting: tuple) -> int:
-        """The number ``encode_parts`` gives a state's (crashed, cs, waiting pids)."""
+        """The number ``encode_parts`` gives a state's (crashed, cs, waiting pids). Hot (once
+        per expanded state): the answer for the tuples asked last is inline."""
         if crashed or cs or waiting:
+            last = self._last_extra
+            if last[2] is waiting and last[1] is cs and last[0] is crashed:
+                return last[3]
             return self._extra_number(crashed, cs, waiting)
         return 0
 
