@@ -555,12 +555,13 @@ def test_a_first_time_local_step_runs_on_its_process_alone(sid, variant):
 
 
 @pytest.mark.parametrize("sid,variant", [("datta-fig3", "naive"), ("token-ring", "reliable"),
-                                         ("coterie-fig1", "full")])
+                                         ("coterie-fig1", "full"), ("kout-fig3", "no-priority")])
 def test_events_and_keys_in_one_pass_equal_the_two_calls(sid, variant):
     """``Transitions.events_and_keys`` (the engine's one pass per expanded state) lists the
     same events as ``events_at`` and gives each the same successor key, identity and
     ``step_fast`` start as ``successor_keys``: on unordered and FIFO channels, on every state
-    of a bounded breadth-first walk."""
+    of a bounded breadth-first walk (kout-fig3's FIFO channels hold several messages whose
+    contents' numbers are not in message order)."""
     from collections import deque
 
     from protocols.explorer.keys import Keyer

@@ -881,12 +881,16 @@ class Transitions:
                 # unknown, enters a CS, or probes fail
                 res.append((None, i, pos, mk, eff))
                 continue
-            # the successor's content numbers: the delivered one out, the sent ones in
-            c = cnums[:pos] + cnums[pos + 1:] + eff[2] if pos >= 0 else cnums + eff[2]
+            # the successor's content numbers, in message order: the delivered one out, the
+            # sent ones in (one list: fewer objects than slices)
+            c = [*cnums, *eff[2]]
+            if pos >= 0:
+                del c[pos]
             e = extra if eff[8] else \
                 extra_after(extra, pids[i], eff[3], eff[4])     # the key reads who waits
             if inline:
-                vals = [*nums, *sorted(c), e, 1]
+                c.sort()        # (unordered channels: in the key, a multiset)
+                vals = [*nums, *c, e, 1]
                 vals[i] = eff[1]
                 try:
                     one = bytearray(vals)       # refuses a number above 255
