@@ -953,22 +953,27 @@ class Transitions:
         out = _new(Outcome)
         out._state = None
         out.origin = (parts, nums, cnums, unf, ev)
-        out.nums = nums[:i] + (nnum,) + nums[i + 1:]
-        if pos >= 0:
-            msgs = msgs[:pos] + msgs[pos + 1:]
-            cnums = cnums[:pos] + cnums[pos + 1:]
-        if scnums:
-            new = []
+        # tuples changed at one place through a list: two objects, where slices and
+        # concatenations make five to seven
+        t = list(nums)
+        t[i] = nnum
+        out.nums = tuple(t)
+        if pos >= 0 or scnums:
+            m = list(msgs)
+            c = [*cnums, *scnums]
+            if pos >= 0:
+                del m[pos]
+                del c[pos]
             dev = self._dev
-            for cn in scnums:
+            for cn in scnums:       # the sent messages (each Message made once: ``_dev``)
                 k = (nseq, cn)
                 e = dev.get(k)
                 if e is None:
                     e = dev[k] = self._delivery(Message(nseq, *self._contents[cn]), cn)
-                new.append(e.msg)
+                m.append(e.msg)
                 nseq += 1
-            msgs = msgs + tuple(new)
-            cnums = cnums + scnums
+            msgs = tuple(m)
+            cnums = tuple(c)
         out.cnums = cnums
         if csafter != csv:
             rest = [c for c in cs if c[0] != pid]
@@ -982,7 +987,9 @@ class Transitions:
                                                    - entered),)))
             else:
                 waiting = tuple([x for x in waiting if x[0] != pid])
-        out.parts = (procs[:i] + (nstate,) + procs[i + 1:], msgs, nseq, crashed, cs, waiting)
+        t = list(procs)
+        t[i] = nstate
+        out.parts = (tuple(t), msgs, nseq, crashed, cs, waiting)
         if unf_i != (pid in unf):
             unf = unf | {pid} if unf_i else unf - {pid}
         out.unfinished = unf
