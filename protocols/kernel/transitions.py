@@ -335,6 +335,7 @@ class Transitions:
         self.channel_of: list[int] = []
         self._chans: dict[tuple[str, str], int] = {}
         self._prog: list[bool] = []
+        self._is_progress = self._prog.__getitem__      # (bound once: ``stuck_of``)
         self._dst_of: list[int] = []        # by content number: its destination's index
         # The memoised fast path (``step_fast``): see "Local transitions" below.
         f = self._sim.faults
@@ -652,7 +653,7 @@ class Transitions:
         # Unordered channels: a progress message in flight is a progress event, and one is
         # in most states of a search, so it is asked first (one ``map`` in C, no per-process
         # work; the two-client ring: 489 of 573 states answered here).
-        if not fifo and any(map(prog.__getitem__, out.cnums)):
+        if not fifo and any(map(self._is_progress, out.cnums)):
             return False
         nums = out.nums
         # per process, 2 if its state offers a progress action, 1 if not, 0 if not asked yet
