@@ -592,6 +592,26 @@ def test_events_and_keys_in_one_pass_equal_the_two_calls(sid, variant):
     assert keyed > 0
 
 
+def test_a_stored_state_is_judged_with_what_the_simulator_gained_since():
+    """``Transitions.judge`` of replayed successors (on a view of their parts) after a step
+    left a new attribute on the simulator that the protocol's predicate reads with a default
+    (``Latecomer``): each successor's violations are the reference transition's."""
+    from protocols.kernel import Transitions
+    from tests.kernel_fixtures import Latecomer
+    ts = Transitions(Simulator(Latecomer(), scenario(channels="unordered")))
+    ref = Transitions(Simulator(Latecomer(), scenario(channels="unordered")), fast=False)
+    root = ts.initial
+    nums, cnums = ts.root_numbers()
+    tick1, _tick2, switch = ts.events_at(root, nums, cnums)
+    first = ts.step_fast(root, nums, cnums, frozenset(), tick1)     # recorded, judged: none
+    assert ts.judge(first) == ref.step(root, tick1).violations == ()
+    on = ts.step_fast(root, nums, cnums, frozenset(), switch)       # leaves the note
+    assert ts.judge(on) == ref.step(root, switch).violations == ("a note on the simulator",)
+    again = ts.step_fast(root, nums, cnums, frozenset(), tick1)     # replayed, judged anew
+    assert again.local is not None
+    assert ts.judge(again) == ref.step(root, tick1).violations == ("a note on the simulator",)
+
+
 def test_a_first_time_step_that_hides_leaving_its_process_still_takes_the_lean_simulator():
     """A handler that swallows every exception (``Copycat``: a bare ``except`` around reading
     another process) cannot make a non-local step look local: the try alone is abandoned
