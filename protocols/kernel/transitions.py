@@ -501,9 +501,7 @@ class Transitions:
         self._at_of: dict[int, list] = {}
         # memo key (identity, process state number, waits, cs value) -> the effect: (new
         # state, its number, content numbers sent, cs value after, waits after, entered a CS,
-        # unfinished after, probes or None, whether the cs value and waiting are unchanged,
-        # whether a successor's key may be worked out from it with no further check: it
-        # enters no CS, asked no probes and no monitor writes a ghost)
+        # unfinished after, probes or None, whether the cs value and waiting are unchanged)
         self._effects: dict[tuple, tuple] = {}
         # (state, event, its ``successor_keys`` answer) of the last ``successor_key``
         self._last: tuple = (None, None, None)
@@ -877,8 +875,8 @@ class Transitions:
             w, csv = at[i]
             mk = (ident, nums[i], w, csv)
             eff = effects.get(mk)
-            if eff is None or not eff[9] and (eff[5] or not replay or
-                                              not self._probes_hold(eff[7], nums)):
+            if eff is None or eff[5] or not replay or (
+                    eff[7] is not None and not self._probes_hold(eff[7], nums)):
                 # unknown, enters a CS, or probes fail
                 res.append((None, i, pos, mk, eff))
                 continue
@@ -942,7 +940,7 @@ class Transitions:
             eff = self._first(parts, nums, ev, i, pid, w, csv, mk)
             if eff is None:
                 return self._slow(parts, nums, cnums, unf, ev, mk)
-        nstate, nnum, scnums, csafter, wafter, entered, unf_i, probes, _keeps, _plain = eff
+        nstate, nnum, scnums, csafter, wafter, entered, unf_i, probes, _keeps = eff
         if probes is not None and not self._probes_hold(probes, nums):
             return self._slow(parts, nums, cnums, unf, ev, None)   # another path: not recorded
         if entered:
@@ -1065,8 +1063,7 @@ class Transitions:
             hook is not None and bool(hook(sim.config, pid, state)))
         probes = tuple(ctx.probes) or None
         eff = self._effects[mk] = (state, nnum, scnums, csafter, wafter, False, unf_i, probes,
-                                   csafter == csv and wafter == w,
-                                   probes is None and self._ghost is None)
+                                   csafter == csv and wafter == w)
         return eff
 
     def _slow(self, parts: tuple, nums: tuple[int, ...], cnums: tuple[int, ...],
@@ -1127,8 +1124,7 @@ class Transitions:
         probes = tuple(self._sim.watch_probes) or None
         self._effects[mk] = (child.procs[i], out.nums[i], out.cnums[n_kept:], csafter, wafter,
                              out.entered_cs, pid in out.unfinished, probes,
-                             csafter == mk[3] and wafter == mk[2],
-                             not out.entered_cs and probes is None and self._ghost is None)
+                             csafter == mk[3] and wafter == mk[2])
         return True
 
     def _probes_hold(self, probes: tuple, nums: tuple[int, ...]) -> bool:
