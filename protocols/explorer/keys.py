@@ -166,7 +166,8 @@ class Keyer:
         # (``extra_after``)
         self._extra_step: dict[tuple, int] = {}
         # Every key so far had the one-byte form: try it first (``_narrow_key``). A search's
-        # number tables only grow, so after its first wider key most will be wide.
+        # number tables only grow, so after its first wider key most will be wide. (Read by
+        # ``Transitions``, which makes a successor's one-byte key itself while it holds.)
         self.narrow = True
         if self._forget is not None and self._parts is not None and not self.group:
             self.key_of = self._key_of_forgotten        # type: ignore[method-assign]
