@@ -169,6 +169,22 @@ class Peek(Protocol):
             ctx.violation("p0 ticked while p1's lamp is on")
 
 
+class Latecomer(Peek):
+    """Peek's lamps, but switching p1's lamp on also leaves a note on the simulator itself
+    (``ctx.sim.latecomer``, an attribute it did not have before), which the safety predicate
+    reads with a default, as careless protocol code might: a stored state is judged by a
+    simulator that has the note, so a view of the state must not answer the default."""
+
+    id = "test_latecomer"
+
+    def do_switch(self, ctx: Ctx, pid: str, _arg: str) -> None:
+        ctx.sim.latecomer = True
+        ctx.put(pid, Lamp(on=True))
+
+    def violations(self, sim: Any) -> list[str]:
+        return ["a note on the simulator"] if getattr(sim, "latecomer", False) else []
+
+
 class Copycat(Peek):
     """Peek's three lamps, but on each Tick p0 copies p1's lamp by reading p1's whole state,
     inside a ``try`` with a bare ``except`` (as careless handler code might be): a step that is

@@ -555,12 +555,13 @@ def test_a_first_time_local_step_runs_on_its_process_alone(sid, variant):
 
 
 @pytest.mark.parametrize("sid,variant", [("datta-fig3", "naive"), ("token-ring", "reliable"),
-                                         ("coterie-fig1", "full")])
+                                         ("coterie-fig1", "full"), ("kout-fig3", "no-priority")])
 def test_events_and_keys_in_one_pass_equal_the_two_calls(sid, variant):
     """``Transitions.events_and_keys`` (the engine's one pass per expanded state) lists the
     same events as ``events_at`` and gives each the same successor key, identity and
     ``step_fast`` start as ``successor_keys``: on unordered and FIFO channels, on every state
-    of a bounded breadth-first walk."""
+    of a bounded breadth-first walk (kout-fig3's FIFO channels hold several messages whose
+    contents' numbers are not in message order)."""
     from collections import deque
 
     from protocols.explorer.keys import Keyer
@@ -589,6 +590,26 @@ def test_events_and_keys_in_one_pass_equal_the_two_calls(sid, variant):
                 seen.add(out.state.key())
                 queue.append((out.state, out.nums, out.cnums, out.unfinished))
     assert keyed > 0
+
+
+def test_a_stored_state_is_judged_with_what_the_simulator_gained_since():
+    """``Transitions.judge`` of replayed successors (on a view of their parts) after a step
+    left a new attribute on the simulator that the protocol's predicate reads with a default
+    (``Latecomer``): each successor's violations are the reference transition's."""
+    from protocols.kernel import Transitions
+    from tests.kernel_fixtures import Latecomer
+    ts = Transitions(Simulator(Latecomer(), scenario(channels="unordered")))
+    ref = Transitions(Simulator(Latecomer(), scenario(channels="unordered")), fast=False)
+    root = ts.initial
+    nums, cnums = ts.root_numbers()
+    tick1, _tick2, switch = ts.events_at(root, nums, cnums)
+    first = ts.step_fast(root, nums, cnums, frozenset(), tick1)     # recorded, judged: none
+    assert ts.judge(first) == ref.step(root, tick1).violations == ()
+    on = ts.step_fast(root, nums, cnums, frozenset(), switch)       # leaves the note
+    assert ts.judge(on) == ref.step(root, switch).violations == ("a note on the simulator",)
+    again = ts.step_fast(root, nums, cnums, frozenset(), tick1)     # replayed, judged anew
+    assert again.local is not None
+    assert ts.judge(again) == ref.step(root, tick1).violations == ("a note on the simulator",)
 
 
 def test_a_first_time_step_that_hides_leaving_its_process_still_takes_the_lean_simulator():

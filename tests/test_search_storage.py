@@ -130,3 +130,14 @@ def test_depth_first_graph_equals_breadth_first_graph():
     assert in_order1 and not in_order2
     res = search(build(parse(TWO), "naive"), SearchOptions(order="dfs"))
     assert res.result == "deadlock"
+
+
+def test_depths_read_back_past_one_byte():
+    """A search's depths are kept one byte each until a state is 256 or more steps deep, then
+    widened (``Graph.depth``, ``widened``): a chain of 300 states reads back 0..299."""
+    s = Search(Transitions(build(parse(TWO), "naive")), SearchOptions())
+    parent = -1
+    for k in range(300):
+        parent = s._add(("chain", k), parent, "e", frozenset({"C1"}))
+    assert list(s.graph.depth) == list(range(300)) and s.max_depth == 299
+    assert len(s.graph.waiting) == 300 and s.graph.waiting[299] == frozenset({"C1"})

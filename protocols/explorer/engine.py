@@ -116,9 +116,13 @@ WIDER = {"B": "H", "H": "i", "h": "i", "i": "q"}
 
 def widened(a: array, n: int) -> array:
     """``a`` cut back to its first ``n`` items (an ``extend`` that overflowed may have added
-    some) and copied into the next wider type."""
+    some) and copied into the next wider type. A ``bytearray`` (one-byte numbers kept where
+    they are appended one at a time: its ``append`` converts a number once, an array's
+    twice) widens as type "B" does."""
     del a[n:]
-    return array(WIDER[a.typecode], a)
+    if isinstance(a, array):
+        return array(WIDER[a.typecode], a)
+    return array(WIDER["B"], list(a))     # (``array`` would read a bytearray as machine bytes)
 
 
 class Adjacency:
@@ -225,11 +229,11 @@ class Adjacency:
 class Interned:
     """A list of hashable values that repeat (the events that reached each state, who waits
     there): each distinct value is kept once and each item is its number, one byte while
-    there are at most 256 distinct values (then wider: ``widened``). Reads like the list it
-    replaces: ``append``, ``seq[i]``, ``len``, iteration."""
+    there are at most 256 distinct values (a ``bytearray``; then wider: ``widened``). Reads
+    like the list it replaces: ``append``, ``seq[i]``, ``len``, iteration."""
 
     def __init__(self) -> None:
-        self.items = array("B")
+        self.items: bytearray | array = bytearray()
         self.values: list[Any] = []
         self.number: dict[Any, int] = {}
 
@@ -240,7 +244,7 @@ class Interned:
             self.values.append(value)
         try:
             self.items.append(n)
-        except OverflowError:
+        except (OverflowError, ValueError):     # (a bytearray refuses 256 with ValueError)
             self.items = widened(self.items, len(self.items))
             self.items.append(n)
 
@@ -258,12 +262,13 @@ class Interned:
 @dataclass
 class Graph:
     """The explored state graph. Node i was reached from ``parent[i]`` by event ``via[i]``.
-    Numbers are kept in arrays (4 bytes each, depths 2 until one is deeper), not lists of int
-    objects; ``via`` and ``waiting`` keep each distinct value once (``Interned``)."""
+    Numbers are kept in arrays (4 bytes each; depths one byte, in a ``bytearray``, until one
+    is deeper: ``widened``), not lists of int objects; ``via`` and ``waiting`` keep each
+    distinct value once (``Interned``)."""
 
     parent: array = field(default_factory=lambda: array("i"))
     via: Interned = field(default_factory=Interned)
-    depth: array = field(default_factory=lambda: array("H"))
+    depth: bytearray | array = field(default_factory=bytearray)
     # Per node: the processes that have not finished there (``Simulator.unfinished``).
     waiting: Interned = field(default_factory=Interned)
     # Per expanded node: successor indices and, in step, an edge code
@@ -399,7 +404,7 @@ class Search:
         d = g.depth[parent] + 1 if parent >= 0 else 0
         try:
             g.depth.append(d)
-        except OverflowError:
+        except (OverflowError, ValueError):     # (a bytearray refuses 256 with ValueError)
             g.depth = widened(g.depth, len(g.depth))
             g.depth.append(d)
         # ``Interned.append`` of ``via`` and ``waiting``, inline where the value is known
@@ -430,8 +435,8 @@ class Search:
         ts = self.ts
         o = self.options
         if self.fast:
-            nums, cnums, unf = self._node
-            out = ts.step_fast(st, nums, cnums, unf, ev, pre)
+            parts, nums, cnums, unf = self._node     # (``st``'s parts)
+            out = ts.step_parts(parts, nums, cnums, unf, ev, pre)
             self.graph.transitions += 1
             k = self.key_of(out) if known is None else known
             j = self.seen.get(k)
@@ -584,6 +589,13 @@ class Search:
         deadlocks, goal_of, audit, max_states = o.deadlocks, o.goal, self.audit, \
             self.max_states
         unfinished_at = g.waiting       # per node: who has not finished (``Interned``)
+        # The quick path stores each state as its parts (``Transitions.parts_of``); a State is
+        # built only for what reads one (the hooks, ``events_at``). ``successor`` stores the
+        # State its reduction's hooks read (a slow step's is already built).
+        parts_only = listed and not can_finish and final is None
+        # whether an option's hook reads the expanded state (through the loaded simulator)
+        hooked = filtering is not None or can_finish or final is not None
+        cache = self.cache      # (stays empty without a reduction)
         # The frontier keeps its first ``UNPACKED`` fast-path states as they are and packs the
         # rest as bytes (``Transitions.pack``): a narrow search (the two-client ring, Fig. 3)
         # then never packs and unpacks, a wide one still stores its frontier compactly.
@@ -592,55 +604,65 @@ class Search:
             i = take()
             rep = take_rep()
             if type(rep) is bytes:
-                st, nums, cnums = ts.unpack(rep)
+                node, nums, cnums = ts.unpack(rep)
                 st_key = None
             else:
-                st, nums, cnums, st_key = rep
+                node, nums, cnums, st_key = rep
             pres = None
             if fast:
+                if type(node) is tuple:     # parts (the quick path's, or unpacked)
+                    st = node if parts_only else ts.state_for(node)
+                else:                       # a root's State, or a State stored by successor
+                    st = node
+                    node = ts.parts_for(st)
                 unf = unfinished_at.values[unfinished_at.items[i]]     # ``g.waiting[i]``
                 if not quick:       # for ``successor`` (the quick path steps inline)
-                    self._node = (nums, cnums, unf)
+                    self._node = (node, nums, cnums, unf)
                 if listed:      # the events and their successor keys in one pass
-                    events, pres = ts.events_and_keys(st, nums, cnums, keyer)
+                    events, pres = ts.events_and_keys_of(node, nums, cnums, keyer)
                 else:
                     events = ts.events_at(st, nums, cnums)
-                if filtering is not None or can_finish or (not events and final):
+                if hooked and (filtering is not None or can_finish or (not events and final)):
                     ts.load_nums(st, nums)
             else:
+                st = node
                 ts.load(st, nums)
                 events = list(ts.enabled())
-            if filtering is not None:
-                view = ts.view
-                events = [e for e in events if filtering(view, e)]
-            if can_finish and ts.protocol.served_all(ts.view) and not ts.view.cs:
-                self.done.append(i)
-            if not events and final is not None:
-                text = final(ts.view)
-                if text:
-                    self.finals += 1
-                    if s := self._found("final", text, i, g.path(i)):
-                        return s
-            # successors a reduction worked out while choosing the events (``trial``)
-            self.cache = cache = {}
-            if expansion is not None and events:
-                events = expansion.expand(self, i, st, st_key, events)
+            if hooked:
+                if filtering is not None:
+                    view = ts.view
+                    events = [e for e in events if filtering(view, e)]
+                if can_finish and ts.protocol.served_all(ts.view) and not ts.view.cs:
+                    self.done.append(i)
+                if not events and final is not None:
+                    text = final(ts.view)
+                    if text:
+                        self.finals += 1
+                        if s := self._found("final", text, i, g.path(i)):
+                            return s
+            if expansion is not None:
+                # successors the reduction works out while choosing the events (``trial``)
+                self.cache = cache = {}
+                if events:
+                    events = expansion.expand(self, i, st, st_key, events)
             succ: list[int] = []
             codes: list[int] = []
             # (quick) every event's successor key, where a replayed local step gives it
-            if quick and pres is None:
-                pres = ts.successor_keys(st, nums, cnums, events, keyer)
+            if quick:
+                if pres is None:
+                    pres = ts.successor_keys(st, nums, cnums, events, keyer)
+                # the quick path counts its transitions here (a stop below takes back the
+                # events not tried); ``successor`` counts its own
+                g.transitions += len(events)
+            stop = None
             for k_ev, ev in enumerate(events):
-                res = cache.pop(ev.id, None) if cache else None
-                known = pre = None
-                if pres is not None and res is None:
+                if quick:
                     pre = pres[k_ev]
                     # a replayed local step to a state already stored: its key is all we need
                     known = pre[0]
                     if known is not None:
                         j = seen.get(known)
                         if j is not None and (j or not root_bad):
-                            g.transitions += 1
                             if keep:
                                 ident = pre[3][0]       # the memo key's identity
                                 code = code_of.get(ident)
@@ -649,12 +671,10 @@ class Search:
                                 succ.append(j)
                                 codes.append(code)
                             continue
-                if quick:
                     # ``successor``'s fast path, inline (once per transition not already
                     # recognised from its key): with an exact key, a state already stored
                     # had no violation, so only new ones (and the root, if bad) are judged
-                    out = ts.step_fast(st, nums, cnums, unf, ev, pre)
-                    g.transitions += 1
+                    out = ts.step_parts(node, nums, cnums, unf, ev, pre)
                     k = key_of(out) if known is None else known
                     j = seen.get(k)
                     if judging and out.violations is None and (j is None or (
@@ -665,26 +685,30 @@ class Search:
                     goal = goal_of(ts.view_of(out.state, out.nums)) \
                         if new and goal_of is not None else None
                 else:
-                    out, k, j, stuck, goal = res or self.successor(st, st_key, ev, known, pre)
+                    # (a reduction may have worked it out already: ``trial``)
+                    out, k, j, stuck, goal = (cache.pop(ev.id, None) if cache else None) or \
+                        self.successor(st, st_key, ev)
                     if j is None:      # judged before this expansion added states: look again
                         j = self.seen.get(k)
-                if o.violations and out.violations:
+                if judging and out.violations:
                     text = "; ".join(out.violations)
-                    if s := self._found("violation", text, -1, g.path(i) + [ev.id], i):
-                        return s
+                    if stop := self._found("violation", text, -1, g.path(i) + [ev.id], i):
+                        break
                 if j is None:
                     if len(g.parent) >= max_states:
-                        return Stop("limit")
+                        stop = Stop("limit")
+                        break
                     j = self._add(k, i, ev.id, out.unfinished)
-                    if stuck and (s := self._found("deadlock", "", j, g.path(j))):
-                        return s
-                    if goal and (s := self._found("goal", goal, j, g.path(j))):
-                        return s
+                    if stuck and (stop := self._found("deadlock", "", j, g.path(j))):
+                        break
+                    if goal and (stop := self._found("goal", goal, j, g.path(j))):
+                        break
                     # the frontier keeps fast-path states as bytes (``Transitions.pack``)
                     if not fast:
                         reps.append((out.state, out.acts, None, k))
                     elif len(queue) < unpacked:
-                        reps.append((out.state, out.nums, out.cnums, None))
+                        reps.append((out.parts if quick else out.state, out.nums, out.cnums,
+                                     None))
                     else:
                         reps.append(ts.pack(out))
                     queue.append(j)
@@ -699,15 +723,21 @@ class Search:
                             code_of[ident] = code
                     succ.append(j)
                     codes.append(code + out.entered_cs)
+            if stop is not None:
+                if quick:
+                    g.transitions -= len(events) - k_ev - 1
+                return stop
             if keep:
                 flat = g_succ.flat
                 n = len(flat)
                 if g_succ.end is None and i == len(g_succ.start):
                     # ``Adjacency.__setitem__``'s usual case (nodes in order, the values fit),
-                    # inline; the codes share the successors' spans
+                    # inline; the codes share the successors' spans. ``fromlist`` converts each
+                    # number once (``extend`` twice: it checks, then stores) and adds nothing
+                    # when one does not fit.
                     try:
-                        flat.extend(succ)
-                        g_codes.flat.extend(codes)
+                        flat.fromlist(succ)
+                        g_codes.flat.fromlist(codes)
                     except OverflowError:
                         del flat[n:]
                         del g_codes.flat[n:]

@@ -166,10 +166,13 @@ class Keyer:
         # (``extra_after``)
         self._extra_step: dict[tuple, int] = {}
         # Every key so far had the one-byte form: try it first (``_narrow_key``). A search's
-        # number tables only grow, so after its first wider key most will be wide.
-        self._narrow = True
+        # number tables only grow, so after its first wider key most will be wide. (Read by
+        # ``Transitions``, which makes a successor's one-byte key itself while it holds.)
+        self.narrow = True
         if self._forget is not None and self._parts is not None and not self.group:
             self.key_of = self._key_of_forgotten        # type: ignore[method-assign]
+        elif self._forget is None and not self.group:
+            self.key_of = self._key_of_plain            # type: ignore[method-assign]
 
     @property
     def size(self) -> int:
@@ -242,13 +245,20 @@ class Keyer:
 
     def _key_of_forgotten(self, out: Any) -> int:
         """``key_of`` under ``forget_parts`` (bound as ``key_of`` when it applies)."""
-        return self._forgotten_key(out.s_procs, out.s_msgs, out.nums, out.cnums, out.s_crashed,
-                                   out.s_cs, out.s_waiting)
+        procs, msgs, _seq, crashed, cs, waiting = out.parts
+        return self._forgotten_key(procs, msgs, out.nums, out.cnums, crashed, cs, waiting)
+
+    def _key_of_plain(self, out: Any) -> int:
+        """``key_of`` without forget or symmetry (bound as ``key_of`` then: the search asks
+        it for every successor not recognised from numbers, one call instead of three)."""
+        _procs, _msgs, _seq, crashed, cs, waiting = out.parts
+        return self.encode_parts(out.nums, out.cnums, crashed, cs, waiting)
 
     def _key_of_other(self, out: Any) -> Key:
         if self._forget is not None or self.group:
             return self.key(out.state, nums=out.nums, cnums=out.cnums)
-        return self.encode_parts(out.nums, out.cnums, out.s_crashed, out.s_cs, out.s_waiting)
+        _procs, _msgs, _seq, crashed, cs, waiting = out.parts
+        return self.encode_parts(out.nums, out.cnums, crashed, cs, waiting)
 
     def _forgotten_key(self, procs: tuple, msgs: tuple, nums: Sequence[int],
                        cnums: Sequence[int], crashed: frozenset, cs: tuple,
@@ -301,11 +311,11 @@ class Keyer:
                 fc = self._erase_contents(c, msgs, cnums)
             vals += self._in_key_order(fc) if len(fc) > 1 else fc
         vals.append(self._extra_number(crashed, cs, waiting) if crashed or cs or waiting else 0)
-        if self._narrow:
+        if self.narrow:
             key = _narrow_key(vals)
             if key is not None:
                 return key
-            self._narrow = False
+            self.narrow = False
         return _bytes(vals)
 
     def _proc_part(self, i: int, n: int, state: Any) -> int:
@@ -423,11 +433,11 @@ class Keyer:
                         else self._extra_number(crashed, cs, waiting))
         else:
             vals.append(0)
-        if self._narrow:
+        if self.narrow:
             key = _narrow_key(vals)
             if key is not None:
                 return key
-            self._narrow = False
+            self.narrow = False
         return _bytes(vals)
 
     def _in_key_order(self, cnums: Sequence[int]) -> list[int]:
@@ -456,8 +466,12 @@ class Keyer:
 
     # ---- successor keys from numbers (``Transitions.successor_keys``) -------------------
     def extra_number(self, crashed: frozenset, cs: tuple, waiting: tuple) -> int:
-        """The number ``encode_parts`` gives a state's (crashed, cs, waiting pids)."""
+        """The number ``encode_parts`` gives a state's (crashed, cs, waiting pids). Hot (once
+        per expanded state): the answer for the tuples asked last is inline."""
         if crashed or cs or waiting:
+            last = self._last_extra
+            if last[2] is waiting and last[1] is cs and last[0] is crashed:
+                return last[3]
             return self._extra_number(crashed, cs, waiting)
         return 0
 
@@ -497,11 +511,11 @@ class Keyer:
         else:
             vals += cnums
         vals.append(extra)
-        if self._narrow:
+        if self.narrow:
             key = _narrow_key(vals)
             if key is not None:
                 return key
-            self._narrow = False
+            self.narrow = False
         return _bytes(vals)
 
 
@@ -525,7 +539,7 @@ def _narrow_key(vals: list[int]) -> int | None:
     ``vals`` as it was. ``bytearray`` refuses a number above 255 and a search for the byte
     0xFF (``memchr``) finds a 255, both in C, where ``_bytes``' ``max`` compares the numbers
     one by one as objects (a third of a small key's cost); but a refusal costs an exception,
-    so a keyer asks this only until its first wider key (``Keyer._narrow``)."""
+    so a keyer asks this only until its first wider key (``Keyer.narrow``)."""
     vals.append(1)
     try:
         one = bytearray(vals)       # (made faster than bytes; read the same)

@@ -53,19 +53,25 @@ def make_state(procs: tuple, messages: tuple, next_seq: int, crashed: frozenset,
     return st
 
 
+def parts_of(st: State) -> tuple:
+    """A stored state as the fast path keeps it: ``State``'s fields in order, in a plain tuple
+    (``procs, messages, next_seq, crashed, cs, waiting``). A search builds no ``State`` for
+    the states it stores: a tuple is made in one step and read in one unpacking, where a
+    frozen dataclass costs a call per field to fill (``make_state``) and to read."""
+    return (st.procs, st.messages, st.next_seq, st.crashed, st.cs, st.waiting)
+
+
 class Outcome:
     """What one transition did. Nobody changes one once made.
 
     ``state``, ``violations``, ``entered_cs`` and ``unfinished`` are what a transition *is*
     (they alone take part in ``==``); the other slots are the fast path's bookkeeping. A
-    successor made by ``Transitions.step_fast`` keeps the state's parts (``s_procs``,
-    ``s_msgs``, ``s_next``, ``s_crashed``, ``s_cs``, ``s_waiting``) and builds its ``State`` only when read:
-    most successors of a search are states already stored, for which only the key is needed.
+    successor made by ``Transitions.step_fast`` keeps the state's ``parts`` (``parts_of``)
+    and builds its ``State`` only when read: a search stores and expands the parts.
     """
 
     __slots__ = ("_state", "violations", "entered_cs", "unfinished", "acts", "touched",
-                 "numbers", "nums", "cnums", "origin", "ident", "local", "procs", "s_procs",
-                 "s_msgs", "s_next", "s_crashed", "s_cs", "s_waiting")
+                 "numbers", "nums", "cnums", "origin", "ident", "local", "parts")
 
     def __init__(self, state: State | None, violations: tuple[str, ...] | None,
                  entered_cs: bool, unfinished: frozenset,
@@ -85,8 +91,8 @@ class Outcome:
         self.touched = touched
         self.numbers = numbers
         # (``step_fast``) the numbers of all the successor's process states and of its
-        # messages' contents (aligned with its messages), and what reached it (parent state,
-        # its nums, cnums, unfinished, the event): ``violations`` is None until
+        # messages' contents (aligned with its messages), and what reached it (the parent's
+        # parts, nums, cnums, unfinished, the event): ``violations`` is None until
         # ``Transitions.judge`` fills it in.
         self.nums = self.cnums = self.origin = None
         # (``step_fast``) the event's local identity (its message content's number or its id,
@@ -94,15 +100,13 @@ class Outcome:
         # effect it replayed or recorded; None when the step was not local.
         self.ident = self.local = None
         if state is not None:
-            self.s_procs, self.s_msgs, self.s_next = state.procs, state.messages, state.next_seq
-            self.s_crashed, self.s_cs, self.s_waiting = state.crashed, state.cs, state.waiting
+            self.parts = parts_of(state)
 
     @property
     def state(self) -> State:
         st = self._state
         if st is None:
-            st = self._state = make_state(self.s_procs, self.s_msgs, self.s_next,
-                                          self.s_crashed, self.s_cs, self.s_waiting)
+            st = self._state = make_state(*self.parts)
         return st
 
     @property
@@ -279,12 +283,8 @@ class _View:
 
     def load(self, out: Outcome) -> None:
         """View the state of ``out`` (from its parts: its ``State`` need not be built)."""
-        self._msgs = out.s_msgs
-        self.procs = out.s_procs
-        cs = out.s_cs
+        self.procs, self._msgs, _seq, self.crashed, cs, self._waiting = out.parts
         self.cs = dict(cs) if cs else {}
-        self._waiting = out.s_waiting
-        self.crashed = out.s_crashed
 
     # Made when read (once per judged state, by the protocols that read them), without a
     # Python-level loop for the messages.
@@ -325,6 +325,7 @@ class Transitions:
         self._sim.monitors.clear_history()
         self.initial: State = self._sim.state()
         self._current: State | None = self.initial
+        self._pair: tuple = (None, None)     # a State and its parts (``parts_for``)
         self._base_of: State | None = None
         self._base: Working = ()
         # Message contents (src, dst, kind, body) by number, each content's channel by number
@@ -334,6 +335,7 @@ class Transitions:
         self.channel_of: list[int] = []
         self._chans: dict[tuple[str, str], int] = {}
         self._prog: list[bool] = []
+        self._is_progress = self._prog.__getitem__      # (bound once: ``stuck_of``)
         self._dst_of: list[int] = []        # by content number: its destination's index
         # The memoised fast path (``step_fast``): see "Local transitions" below.
         f = self._sim.faults
@@ -493,6 +495,10 @@ class Transitions:
         self._probed: dict[tuple[Any, int], Any] = {}
         self._index = sim.index
         self._pids = sim.pids       # ``pids`` without the property call (read per transition)
+        self._fifo = sim.fifo
+        # ``_keys``: per number the keyer gives cs and waiting, ``_at`` of them
+        self._at_keyer: Any = None
+        self._at_of: dict[int, list] = {}
         # memo key (identity, process state number, waits, cs value) -> the effect: (new
         # state, its number, content numbers sent, cs value after, waits after, entered a CS,
         # unfinished after, probes or None, whether the cs value and waiting are unchanged)
@@ -645,7 +651,7 @@ class Transitions:
         # Unordered channels: a progress message in flight is a progress event, and one is
         # in most states of a search, so it is asked first (one ``map`` in C, no per-process
         # work; the two-client ring: 489 of 573 states answered here).
-        if not fifo and any(map(prog.__getitem__, out.cnums)):
+        if not fifo and any(map(self._is_progress, out.cnums)):
             return False
         nums = out.nums
         # per process, 2 if its state offers a progress action, 1 if not, 0 if not asked yet
@@ -696,7 +702,9 @@ class Transitions:
             return ()
         if self._viewing:
             v = self._view
-            v.load(out)
+            # ``v.load(out)``, inline: once per new state of a search
+            v.procs, v._msgs, _seq, v.crashed, cs, v._waiting = out.parts
+            v.cs = dict(cs) if cs else {}
             try:
                 bad = self._sim.protocol.violations(v)
             except _NeedSim:
@@ -704,25 +712,48 @@ class Transitions:
             else:
                 out.violations = tuple(sorted(set(bad))) if bad else ()
                 return out.violations
-        st, nums, cnums, unf, ev = out.origin   # redo the step on the lean simulator
-        out.violations = self._slow(st, nums, cnums, unf, ev, None).violations
+        parts, nums, cnums, unf, ev = out.origin   # redo the step on the lean simulator
+        out.violations = self._slow(parts, nums, cnums, unf, ev, None).violations
         return out.violations
+
+    def parts_for(self, st: State) -> tuple:
+        """``parts_of(st)``, the same tuple for the same ``State`` asked again (and
+        ``state_for`` answers ``st`` for that tuple): a state's events are stepped one by one,
+        and what is loaded is recognised by identity (``load_nums``)."""
+        pair = self._pair
+        if pair[0] is st:
+            return pair[1]
+        parts = parts_of(st)
+        self._pair = (st, parts)
+        return parts
+
+    def state_for(self, parts: tuple) -> State:
+        """The ``State`` of a stored state's parts (``parts_of``), for what needs one
+        (loading the lean simulator, a reduction's hooks); the same object for the same tuple
+        asked again (``parts_for``)."""
+        pair = self._pair
+        if pair[1] is parts:
+            return pair[0]
+        st = make_state(*parts)
+        self._pair = (st, parts)
+        return st
 
     def view_of(self, st: State, nums: tuple[int, ...]) -> Simulator:
         """The simulator loaded with a fast-path state (for hooks that take ``sim``)."""
         self.load_nums(st, nums)
         return self._sim
 
-    def _where(self, st: State, ev: Event, cnums: tuple[int, ...]) -> tuple[int, int, str, bool, Any]:
-        """Where ``ev`` acts in a stored state, for its memo key: the process's index, the
-        delivered message's position among ``st.messages`` (-1 for an action), the pid,
-        whether it waits, and its critical-section value (None outside)."""
+    def _where(self, parts: tuple, ev: Event) -> tuple[int, int, str, bool, Any]:
+        """Where ``ev`` acts in a stored state (its parts), for its memo key: the process's
+        index, the delivered message's position among the messages (-1 for an action), the
+        pid, whether it waits, and its critical-section value (None outside)."""
+        _procs, msgs, _seq, _crashed, cs, waiting = parts
         m = ev.msg
         if m is not None:
             i = self._index[m[2]]
             seq = m[0]
             pos = 0
-            for x in st.messages:
+            for x in msgs:
                 if x[0] == seq:
                     break
                 pos += 1
@@ -731,12 +762,12 @@ class Transitions:
             pos = -1
         pid = self.pids[i]
         csv = None
-        for c in st.cs:
+        for c in cs:
             if c[0] == pid:
                 csv = c[1]
                 break
         w = False
-        for x in st.waiting:
+        for x in waiting:
             if x[0] == pid:
                 w = True
                 break
@@ -757,13 +788,19 @@ class Transitions:
 
     def events_and_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
                         keyer: Any) -> tuple[list[Event], list[tuple]]:
-        """``events_at`` and ``successor_keys`` of those events in one pass: where each event
-        acts (process index, message position, identity) is known while the events are
-        listed, instead of being looked up again per event. Hot: once per expanded state of
-        a search with an exact key."""
+        """``events_and_keys_of`` a ``State``."""
+        return self.events_and_keys_of(self.parts_for(st), nums, cnums, keyer)
+
+    def events_and_keys_of(self, parts: tuple, nums: tuple[int, ...], cnums: tuple[int, ...],
+                           keyer: Any) -> tuple[list[Event], list[tuple]]:
+        """``events_at`` and ``successor_keys`` of those events in one pass, for a stored
+        state given by its parts (``parts_of``): where each event acts (process index,
+        message position, identity) is known while the events are listed, instead of being
+        looked up again per event. Hot: once per expanded state of a search with an exact
+        key."""
         evs: list[Event] = []
         todo = []           # (process index, message position, identity)
-        msgs = st.messages
+        msgs = parts[1]
         if msgs:
             dev = self._dev
             heads = set() if self._sim.fifo else None
@@ -787,7 +824,7 @@ class Transitions:
                 evs.extend(a)
                 for e in a:
                     todo.append((i, -1, e.id))
-        return evs, self._keys(st, nums, cnums, todo, keyer)
+        return evs, self._keys(parts, nums, cnums, todo, keyer)
 
     def successor_keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
                        evs: list[Event], keyer: Any) -> list[tuple]:
@@ -806,9 +843,9 @@ class Transitions:
                 todo.append((index[m[2]], pos, cnums[pos]))
             else:
                 todo.append((index[ev.pid], -1, ev.id))
-        return self._keys(st, nums, cnums, todo, keyer)
+        return self._keys(self.parts_for(st), nums, cnums, todo, keyer)
 
-    def _keys(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...], todo: list,
+    def _keys(self, parts: tuple, nums: tuple[int, ...], cnums: tuple[int, ...], todo: list,
               keyer: Any) -> list[tuple]:
         """``successor_keys`` of the events of ``todo``: (its process's index, the position
         of the message it delivers or -1, its identity). Hot: once per transition of a
@@ -817,49 +854,77 @@ class Transitions:
         waits by number too, ``extra_after``)."""
         effects = self._effects
         pids = self._pids
-        cs, waiting = st.cs, st.waiting
-        extra = keyer.extra_number(st.crashed, cs, waiting)
+        _procs, _msgs, _seq, crashed, cs, waiting = parts
+        extra = keyer.extra_number(crashed, cs, waiting)
         step_key, extra_after = keyer.step_key, keyer.extra_after
-        csd = dict(cs) if cs else None
-        wset = frozenset(map(_first_item, waiting)) if waiting else None
+        # ``Keyer.step_key``'s one-byte form, worked out here without its two calls per event
+        # (unordered channels: the messages' numbers sorted) while the keyer's keys all had
+        # that form; any other key is the keyer's (``tests/test_kernel.py`` compares the two)
+        inline = keyer.narrow and not self._fifo
+        replay = self._ghost is None    # a monitor's ghost write: ``step_fast`` makes it
+        # per process index, whether it waits and its critical-section value: what the memo
+        # key reads of cs and waiting, a function of the keyer's number of them (``extra``),
+        # so worked out once per number, not per event
+        if keyer is not self._at_keyer:
+            self._at_keyer, self._at_of = keyer, {}
+        at = self._at_of.get(extra)
+        if at is None:
+            at = self._at_of[extra] = self._at(cs, waiting)
         res = []
         for i, pos, ident in todo:
-            if csd is None and wset is None:
-                w, csv = False, None
-            else:
-                pid = pids[i]
-                w = wset is not None and pid in wset
-                csv = csd.get(pid) if csd is not None else None
+            w, csv = at[i]
             mk = (ident, nums[i], w, csv)
             eff = effects.get(mk)
-            if eff is None or eff[5] or self._ghost is not None or (
+            if eff is None or eff[5] or not replay or (
                     eff[7] is not None and not self._probes_hold(eff[7], nums)):
-                # unknown, enters a CS, or probes fail; a monitor's ghost write reads the
-                # whole successor: ``step_fast`` makes it
+                # unknown, enters a CS, or probes fail
                 res.append((None, i, pos, mk, eff))
                 continue
-            c = cnums
+            # the successor's content numbers, in message order: the delivered one out, the
+            # sent ones in (one list: fewer objects than slices)
+            c = [*cnums, *eff[2]]
             if pos >= 0:
-                c = c[:pos] + c[pos + 1:]
-            scnums = eff[2]
-            if scnums:
-                c = c + scnums
+                del c[pos]
             e = extra if eff[8] else \
                 extra_after(extra, pids[i], eff[3], eff[4])     # the key reads who waits
+            if inline:
+                c.sort()        # (unordered channels: in the key, a multiset)
+                vals = [*nums, *c, e, 1]
+                vals[i] = eff[1]
+                try:
+                    one = bytearray(vals)       # refuses a number above 255
+                except ValueError:
+                    one = None
+                if one is not None and 0xFF not in one:
+                    res.append((int.from_bytes(one, "little"), i, pos, mk, eff))
+                    continue
+                inline = False
             res.append((step_key(nums, i, eff[1], c, e), i, pos, mk, eff))
         return res
+
+    def _at(self, cs: tuple, waiting: tuple) -> list[tuple[bool, Any]]:
+        """Per process index: (whether it waits, its critical-section value or None)."""
+        csd = dict(cs)
+        who = {x[0] for x in waiting}
+        return [(pid in who, csd.get(pid)) for pid in self._pids]
 
     def step_fast(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...],
                   unf: frozenset, ev: Event, pre: tuple | None = None) -> Outcome:
         """``step(st, ev)`` on a stored state with its numbers, replaying a recorded local
-        transition when there is one. The outcome carries ``nums`` / ``cnums``; its
-        ``violations`` may be None (``judge`` fills them in when they are needed). ``pre``:
-        ``successor_keys``' answer for this state and event."""
-        msgs = st.messages
+        transition when there is one: ``step_parts`` of ``st``'s parts."""
         if pre is None:
             last = self._last
             if last[0] is st and last[1] is ev:
                 pre = last[2]
+        return self.step_parts(self.parts_for(st), nums, cnums, unf, ev, pre)
+
+    def step_parts(self, parts: tuple, nums: tuple[int, ...], cnums: tuple[int, ...],
+                   unf: frozenset, ev: Event, pre: tuple | None = None) -> Outcome:
+        """``step_fast`` of a stored state given by its parts (``parts_of``). The outcome
+        carries ``nums`` / ``cnums`` and the successor's ``parts`` (its ``State`` is built
+        only if read); its ``violations`` may be None (``judge`` fills them in when they are
+        needed). ``pre``: ``successor_keys``' answer for this state and event."""
+        procs, msgs, nseq, crashed, cs, waiting = parts
         if pre is not None:
             _k, i, pos, mk, eff = pre
             ident, _n, w, csv = mk
@@ -867,64 +932,63 @@ class Transitions:
             if eff is None:     # recorded since (an equal event of the same state)
                 eff = self._effects.get(mk)
         else:
-            i, pos, pid, w, csv = self._where(st, ev, cnums)
+            i, pos, pid, w, csv = self._where(parts, ev)
             ident = cnums[pos] if pos >= 0 else ev.id
             mk = (ident, nums[i], w, csv)
             eff = self._effects.get(mk)
-        cs, waiting = st.cs, st.waiting
         if eff is None:
-            eff = self._first(st, nums, ev, i, pid, w, csv, mk)
+            eff = self._first(parts, nums, ev, i, pid, w, csv, mk)
             if eff is None:
-                return self._slow(st, nums, cnums, unf, ev, mk)
+                return self._slow(parts, nums, cnums, unf, ev, mk)
         nstate, nnum, scnums, csafter, wafter, entered, unf_i, probes, _keeps = eff
         if probes is not None and not self._probes_hold(probes, nums):
-            return self._slow(st, nums, cnums, unf, ev, None)   # another path: not recorded
+            return self._slow(parts, nums, cnums, unf, ev, None)   # another path: not recorded
         if entered:
             # the capacity check of ``_enter_cs`` depends on the others in their CS; entering
             # again is judged by the protocol's ``transient`` (recorded where it was transient)
             if csv is not None or cs and self._over(cs, pid, csafter):
-                return self._slow(st, nums, cnums, unf, ev, None)
+                return self._slow(parts, nums, cnums, unf, ev, None)
             self._sim.monitors.cs_entries += 1
-        procs = st.procs
-        origin = (st, nums, cnums, unf, ev)
         out = _new(Outcome)
         out._state = None
-        out.s_procs = procs[:i] + (nstate,) + procs[i + 1:]
-        out.nums = nums[:i] + (nnum,) + nums[i + 1:]
-        if pos >= 0:
-            msgs = msgs[:pos] + msgs[pos + 1:]
-            cnums = cnums[:pos] + cnums[pos + 1:]
-        nseq = st.next_seq
-        if scnums:
-            new = []
+        out.origin = (parts, nums, cnums, unf, ev)
+        # tuples changed at one place through a list: two objects, where slices and
+        # concatenations make five to seven
+        t = list(nums)
+        t[i] = nnum
+        out.nums = tuple(t)
+        if pos >= 0 or scnums:
+            m = list(msgs)
+            c = [*cnums, *scnums]
+            if pos >= 0:
+                del m[pos]
+                del c[pos]
             dev = self._dev
-            for cn in scnums:
+            for cn in scnums:       # the sent messages (each Message made once: ``_dev``)
                 k = (nseq, cn)
                 e = dev.get(k)
                 if e is None:
                     e = dev[k] = self._delivery(Message(nseq, *self._contents[cn]), cn)
-                new.append(e.msg)
+                m.append(e.msg)
                 nseq += 1
-            msgs = msgs + tuple(new)
-            cnums = cnums + scnums
-        out.s_msgs = msgs
+            msgs = tuple(m)
+            cnums = tuple(c)
         out.cnums = cnums
-        out.s_next = nseq
-        out.s_crashed = st.crashed
         if csafter != csv:
             rest = [c for c in cs if c[0] != pid]
             if csafter is not None:
                 rest.append((pid, csafter))
                 rest.sort()
             cs = tuple(rest)
-        out.s_cs = cs
         if wafter != w:
             if wafter:
                 waiting = tuple(sorted(waiting + ((pid, 1, self._sim.monitors.cs_entries
                                                    - entered),)))
             else:
                 waiting = tuple([x for x in waiting if x[0] != pid])
-        out.s_waiting = waiting
+        t = list(procs)
+        t[i] = nstate
+        out.parts = (tuple(t), msgs, nseq, crashed, cs, waiting)
         if unf_i != (pid in unf):
             unf = unf | {pid} if unf_i else unf - {pid}
         out.unfinished = unf
@@ -933,7 +997,6 @@ class Transitions:
         out.acts = None
         out.touched = (i,)
         out.numbers = (nnum,)
-        out.origin = origin
         out.ident = ident
         out.local = mk
         if self._ghost is not None:
@@ -951,7 +1014,8 @@ class Transitions:
         pid, state = w
         i = self._index[pid]
         nnum, state = self._sim.number(i, state)
-        out.s_procs = out.s_procs[:i] + (state,) + out.s_procs[i + 1:]
+        procs, *rest = out.parts
+        out.parts = (procs[:i] + (state,) + procs[i + 1:], *rest)
         out.nums = out.nums[:i] + (nnum,) + out.nums[i + 1:]
         touched = sorted({*out.touched, i})
         out.touched = tuple(touched)
@@ -973,13 +1037,14 @@ class Transitions:
                 return True
         return False
 
-    def _first(self, st: State, nums: tuple[int, ...], ev: Event, i: int, pid: str, w: bool,
+    def _first(self, parts: tuple, nums: tuple[int, ...], ev: Event, i: int, pid: str, w: bool,
                csv: Any, mk: tuple) -> tuple | None:
         """A first-time step run on its process alone (``alone.py``): its effect, recorded
         under ``mk``, or None where the step reached beyond the process (then it takes the
         lean simulator, ``_slow``, which records it if it is local after all)."""
         ctx = self._alone
-        if st.crashed or not ctx.run(ev, st.procs, i, pid, st.next_seq, w, csv, self._eager):
+        procs, _msgs, next_seq, crashed, _cs, _waiting = parts
+        if crashed or not ctx.run(ev, procs, i, pid, next_seq, w, csv, self._eager):
             return None
         self.slow += 1
         sim = self._sim
@@ -996,15 +1061,17 @@ class Transitions:
         hook = self._unfinished_hook
         unf_i = csafter is not None or wafter or (
             hook is not None and bool(hook(sim.config, pid, state)))
-        eff = self._effects[mk] = (state, nnum, scnums, csafter, wafter, False, unf_i,
-                                   tuple(ctx.probes) or None, csafter == csv and wafter == w)
+        probes = tuple(ctx.probes) or None
+        eff = self._effects[mk] = (state, nnum, scnums, csafter, wafter, False, unf_i, probes,
+                                   csafter == csv and wafter == w)
         return eff
 
-    def _slow(self, st: State, nums: tuple[int, ...], cnums: tuple[int, ...], unf: frozenset,
-              ev: Event, mk: tuple | None) -> Outcome:
+    def _slow(self, parts: tuple, nums: tuple[int, ...], cnums: tuple[int, ...],
+              unf: frozenset, ev: Event, mk: tuple | None) -> Outcome:
         """The step on the lean simulator; records its effect under ``mk`` if it was local."""
         self.slow += 1
         sim = self._sim
+        st = self.state_for(parts)
         self.load_nums(st, nums)
         i = self._index[ev.pid]
         sim.watch_i = i if mk is not None else -1
@@ -1081,14 +1148,15 @@ class Transitions:
     def pack(self, out: Outcome) -> bytes:
         """A fast-path successor as bytes, for a search's frontier: its process-state numbers,
         next message number, (crashed, cs, waiting) by number, then each message's number and
-        content number. ``unpack`` gives back an equal ``State`` with its ``nums``/``cnums``."""
-        ex = (out.s_crashed, out.s_cs, out.s_waiting)
+        content number. ``unpack`` gives back equal parts with their ``nums``/``cnums``."""
+        _procs, msgs, next_seq, crashed, cs, waiting = out.parts
+        ex = (crashed, cs, waiting)
         e = self._extras.get(ex)
         if e is None:
             e = self._extras[ex] = len(self._extra_list)
             self._extra_list.append(ex)
-        vals = [*out.nums, out.s_next, e]
-        for m, cn in zip(out.s_msgs, out.cnums, strict=True):
+        vals = [*out.nums, next_seq, e]
+        for m, cn in zip(msgs, out.cnums, strict=True):
             vals.append(m[0])
             vals.append(cn)
         top = max(vals)     # the narrowest array type that holds every number, named first
@@ -1098,7 +1166,7 @@ class Transitions:
             return b"H" + array("H", vals).tobytes()
         return b"i" + array("i", vals).tobytes()
 
-    def unpack(self, blob: bytes) -> tuple[State, tuple[int, ...], tuple[int, ...]]:
+    def unpack(self, blob: bytes) -> tuple[tuple, tuple[int, ...], tuple[int, ...]]:
         k = len(self.pids)
         if blob[0] == 66:       # b"B": the bytes are the numbers (no array needed)
             a: Any = blob[1:]
@@ -1117,6 +1185,5 @@ class Transitions:
             if e is None:
                 e = dev[key] = self._delivery(Message(seq, *contents[cn]), cn)
             msgs.append(e.msg)
-        st = make_state(tuple([state_of[n] for n in nums]), tuple(msgs), a[k], crashed, cs,
-                        waiting)
-        return st, nums, cnums
+        parts = (tuple([state_of[n] for n in nums]), tuple(msgs), a[k], crashed, cs, waiting)
+        return parts, nums, cnums
