@@ -369,3 +369,53 @@ def test_only_the_printed_client_acts_on_an_unexpected_resallowed():
         stray = [e for e in sim.enabled_ids() if e.startswith("m") and e != "m3"][-1]
         sim.step(stray)
         assert sim.proc("C1").phase == "finishing" and "C1" not in sim.cs
+
+
+# ---- issue 15: what a process's first check pays once -----------------------------------------
+
+_COLD_CHECK = """
+import re, sys
+from protocols.explorer import check
+from protocols.scenario import parse
+sc = parse({"id": "t", "title": "t", "protocol": "datta_ring", "topology": {"ring": ["R1", "R2"]},
+            "workload": {"clients": [{"id": "C1", "requests": [["R1", "R2"]]},
+                                     {"id": "C2", "requests": [["R2", "R1"]]}]}})
+made = []
+sys.addaudithook(lambda ev, args: made.append(str(args[1])) if ev == "compile" else None)
+re.purge()
+res = check(sc, "naive")
+print(res["result"], res["counterexample"]["cycle"], made, len(re._cache))
+"""
+
+
+def test_a_first_check_of_the_two_client_ring_compiles_nothing():
+    """The two-client ring is searched in about 12 ms, so what a process's first ``check``
+    compiles once shows in its rate: networkx's dispatch compiles a wrapper on the first
+    ``nx.DiGraph()`` of a process (the deadlock's wait-for graph, about 0.2 ms) and ``re``
+    compiles a pattern on its first use (the ring's identifier order, 0.1 ms). Neither is
+    needed. A fresh interpreter with the scenario parsed, then an audit hook on ``compile``
+    (generated code; a module imported from source would name its file) and ``re``'s
+    pattern cache emptied."""
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", _COLD_CHECK], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    result, rest = p.stdout.strip().split(" ", 1)
+    assert result == "deadlock"
+    made = [m for m in rest[rest.index("]") + 2:].rsplit(" ", 1)[0].strip("[]").split(", ")
+            if m and not m.strip("'").endswith(".py")]
+    assert made == [], made
+    assert rest.rsplit(" ", 1)[1] == "0"        # no pattern compiled either
+
+
+@pytest.mark.parametrize("name", ["R1", "R2", "R10", "r2d2", "A", "x_1_y", "12", "R007",
+                                  "a12b3", "Ab_", "R٣", "R²"])
+def test_identifier_order_splits_digit_runs_as_re_split_did(name):
+    """``_natural`` without ``re``: the same tuple as ``re.split(r"(\\d+)", s)`` with its
+    digit runs as numbers, so the ring's rank is unchanged."""
+    import re
+
+    from protocols.datta_ring.build import _natural
+    want = tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+    assert _natural(name) == want
