@@ -66,6 +66,8 @@ class DattaRing(Repairs, Prose, Departures, Algorithm3, Algorithm2, Algorithm1, 
     def role(self, config: Config, pid: str, state: Any) -> str:
         return RESOURCE if config.is_resource(pid) else CLIENT
 
+    roles_by_pid = True     # ``role`` reads the pid only: the kernel keeps plans by pid
+
     def features(self, config: Config) -> frozenset[str]:
         on = VARIANT_TABLE.on(config.variant)
         return on - self.ablated if self.ablated else on
