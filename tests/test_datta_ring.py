@@ -419,3 +419,66 @@ def test_identifier_order_splits_digit_runs_as_re_split_did(name):
     from protocols.datta_ring.build import _natural
     want = tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
     assert _natural(name) == want
+
+
+class _Counting:
+    """A context over one global state that counts narration lines (``say``) and keeps the
+    rest of what a handler does to itself; ``narrates`` as given."""
+
+    step = 1
+
+    def __init__(self, sim, narrates: bool) -> None:
+        self.narrates = narrates
+        self.config, self.variant, self.protocol = sim.config, sim.variant, sim.protocol
+        self.procs = dict(zip(sim.pids, sim.procs, strict=True))
+        self.said = 0
+
+    def get(self, pid):
+        return self.procs[pid]
+
+    def put(self, pid, state):
+        self.procs[pid] = state
+
+    def say(self, *_a, **_k):
+        self.said += 1
+
+    def send(self, *_a, **_k):
+        return None
+
+    def request(self, *_a):
+        return None
+
+    cancel = enter_cs = exit_cs = violation = request
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_handlers_format_no_narration_where_the_step_does_not_narrate(variant):
+    """The explorer runs the handlers on contexts that drop the narration (a first-time step,
+    ``kernel/alone.py``), where formatting it was a tenth of the step: every handler builds
+    its text only when ``ctx.narrates``. Each event of a random run of Fig. 1 (C3 {R3, R1}
+    added) applied on a counting context: lines when it narrates, none when it does not."""
+    from protocols.kernel import DELIVER
+    sc = scenario(["R1", "R2", "R3"], [*FIG1, [["R3", "R1"]]], seed=3)
+    sim = build(sc, variant)
+    sched = scheduler_for(sc, variant)
+    told = 0
+    for _ in range(120):
+        evs = sim.enabled()
+        if not evs:
+            break
+        for ev in evs:
+            for narrates in (True, False):
+                ctx = _Counting(sim, narrates)
+                if ev.kind == DELIVER:
+                    sim.protocol.deliver(ctx, ev.msg)
+                else:
+                    sim.protocol.apply(ctx, ev.pid, ev.id.split(":", 2)[2])
+                if narrates:
+                    told += ctx.said
+                else:
+                    assert ctx.said == 0, (variant, ev.id)
+        chosen = sched.choose(sim)
+        if chosen is None:
+            break
+        sim.step(chosen)
+    assert told > 0
