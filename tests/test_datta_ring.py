@@ -482,3 +482,25 @@ def test_handlers_format_no_narration_where_the_step_does_not_narrate(variant):
             break
         sim.step(chosen)
     assert told > 0
+
+
+def test_set_is_dataclasses_replace_for_every_field_of_a_resource_and_a_client():
+    """``state.set_`` (every handler's copy-with-changes, filling the slots directly) gives
+    the value, type and hash ``dataclasses.replace`` gives, changing any one field or several,
+    and leaves the original as it was."""
+    from dataclasses import fields, replace
+
+    from protocols.datta_ring.state import Client, Request, Resource, set_
+    base = Resource(Q_strong=(Request("C1", 1, "R2", 1),), Q_weak=(Request("C2", 2, "R1", 0),),
+                    NewHead=True, StrongReady=frozenset({("C1", 1)}), r_min="R1")
+    snapshot = replace(base)
+    news = {f.name: ("new", f.name) for f in fields(Resource)}
+    for name, v in news.items():
+        got, want = set_(base, **{name: v}), replace(base, **{name: v})
+        assert type(got) is Resource and got == want and hash(got) == hash(want), name
+    got = set_(base, Lock=True, Q_token=(), Unlooping=("C1", 1, "R2"))
+    assert got == replace(base, Lock=True, Q_token=(), Unlooping=("C1", 1, "R2"))
+    assert base == snapshot
+    c = Client(D=("R1", "R2"), phase="waiting", next=1)
+    assert set_(c, phase="cs") == replace(c, phase="cs")
+    assert set_(c, D=(None, None), phase="idle", next=2) == Client((None, None), "idle", 2)
