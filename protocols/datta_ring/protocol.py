@@ -141,8 +141,8 @@ class DattaRing(Repairs, Prose, Departures, Algorithm3, Algorithm2, Algorithm1, 
         resAllowed, in its critical section, or waiting for EndACK after its Done (lines 15–24):
         stuck there it never asks again, so the explorer must count it like a waiting one.
         Resources only react; a departed client has finished."""
-        if config.is_resource(pid):
-            return False
+        if pid in config.rank:      # ``config.is_resource(pid)``, without the call: the
+            return False            # explorer asks after each first-time step
         return state.phase in ("waiting", "cs", "finishing")
 
     def report(self, sim: Any) -> dict[str, Any]:
