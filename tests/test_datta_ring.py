@@ -369,3 +369,138 @@ def test_only_the_printed_client_acts_on_an_unexpected_resallowed():
         stray = [e for e in sim.enabled_ids() if e.startswith("m") and e != "m3"][-1]
         sim.step(stray)
         assert sim.proc("C1").phase == "finishing" and "C1" not in sim.cs
+
+
+# ---- issue 15: what a process's first check pays once -----------------------------------------
+
+_COLD_CHECK = """
+import re, sys
+from protocols.explorer import check
+from protocols.scenario import parse
+sc = parse({"id": "t", "title": "t", "protocol": "datta_ring", "topology": {"ring": ["R1", "R2"]},
+            "workload": {"clients": [{"id": "C1", "requests": [["R1", "R2"]]},
+                                     {"id": "C2", "requests": [["R2", "R1"]]}]}})
+made = []
+sys.addaudithook(lambda ev, args: made.append(str(args[1])) if ev == "compile" else None)
+re.purge()
+res = check(sc, "naive")
+print(res["result"], res["counterexample"]["cycle"], made, len(re._cache))
+"""
+
+
+def test_a_first_check_of_the_two_client_ring_compiles_nothing():
+    """The two-client ring is searched in about 12 ms, so what a process's first ``check``
+    compiles once shows in its rate: networkx's dispatch compiles a wrapper on the first
+    ``nx.DiGraph()`` of a process (the deadlock's wait-for graph, about 0.2 ms) and ``re``
+    compiles a pattern on its first use (the ring's identifier order, 0.1 ms). Neither is
+    needed. A fresh interpreter with the scenario parsed, then an audit hook on ``compile``
+    (generated code; a module imported from source would name its file) and ``re``'s
+    pattern cache emptied."""
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", _COLD_CHECK], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    result, rest = p.stdout.strip().split(" ", 1)
+    assert result == "deadlock"
+    made = [m for m in rest[rest.index("]") + 2:].rsplit(" ", 1)[0].strip("[]").split(", ")
+            if m and not m.strip("'").endswith(".py")]
+    assert made == [], made
+    assert rest.rsplit(" ", 1)[1] == "0"        # no pattern compiled either
+
+
+@pytest.mark.parametrize("name", ["R1", "R2", "R10", "r2d2", "A", "x_1_y", "12", "R007",
+                                  "a12b3", "Ab_", "R٣", "R²"])
+def test_identifier_order_splits_digit_runs_as_re_split_did(name):
+    """``_natural`` without ``re``: the same tuple as ``re.split(r"(\\d+)", s)`` with its
+    digit runs as numbers, so the ring's rank is unchanged."""
+    import re
+
+    from protocols.datta_ring.build import _natural
+    want = tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+    assert _natural(name) == want
+
+
+class _Counting:
+    """A context over one global state that counts narration lines (``say``) and keeps the
+    rest of what a handler does to itself; ``narrates`` as given."""
+
+    step = 1
+
+    def __init__(self, sim, narrates: bool) -> None:
+        self.narrates = narrates
+        self.config, self.variant, self.protocol = sim.config, sim.variant, sim.protocol
+        self.procs = dict(zip(sim.pids, sim.procs, strict=True))
+        self.said = 0
+
+    def get(self, pid):
+        return self.procs[pid]
+
+    def put(self, pid, state):
+        self.procs[pid] = state
+
+    def say(self, *_a, **_k):
+        self.said += 1
+
+    def send(self, *_a, **_k):
+        return None
+
+    def request(self, *_a):
+        return None
+
+    cancel = enter_cs = exit_cs = violation = request
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_handlers_format_no_narration_where_the_step_does_not_narrate(variant):
+    """The explorer runs the handlers on contexts that drop the narration (a first-time step,
+    ``kernel/alone.py``), where formatting it was a tenth of the step: every handler builds
+    its text only when ``ctx.narrates``. Each event of a random run of Fig. 1 (C3 {R3, R1}
+    added) applied on a counting context: lines when it narrates, none when it does not."""
+    from protocols.kernel import DELIVER
+    sc = scenario(["R1", "R2", "R3"], [*FIG1, [["R3", "R1"]]], seed=3)
+    sim = build(sc, variant)
+    sched = scheduler_for(sc, variant)
+    told = 0
+    for _ in range(120):
+        evs = sim.enabled()
+        if not evs:
+            break
+        for ev in evs:
+            for narrates in (True, False):
+                ctx = _Counting(sim, narrates)
+                if ev.kind == DELIVER:
+                    sim.protocol.deliver(ctx, ev.msg)
+                else:
+                    sim.protocol.apply(ctx, ev.pid, ev.id.split(":", 2)[2])
+                if narrates:
+                    told += ctx.said
+                else:
+                    assert ctx.said == 0, (variant, ev.id)
+        chosen = sched.choose(sim)
+        if chosen is None:
+            break
+        sim.step(chosen)
+    assert told > 0
+
+
+def test_set_is_dataclasses_replace_for_every_field_of_a_resource_and_a_client():
+    """``state.set_`` (every handler's copy-with-changes, filling the slots directly) gives
+    the value, type and hash ``dataclasses.replace`` gives, changing any one field or several,
+    and leaves the original as it was."""
+    from dataclasses import fields, replace
+
+    from protocols.datta_ring.state import Client, Request, Resource, set_
+    base = Resource(Q_strong=(Request("C1", 1, "R2", 1),), Q_weak=(Request("C2", 2, "R1", 0),),
+                    NewHead=True, StrongReady=frozenset({("C1", 1)}), r_min="R1")
+    snapshot = replace(base)
+    news = {f.name: ("new", f.name) for f in fields(Resource)}
+    for name, v in news.items():
+        got, want = set_(base, **{name: v}), replace(base, **{name: v})
+        assert type(got) is Resource and got == want and hash(got) == hash(want), name
+    got = set_(base, Lock=True, Q_token=(), Unlooping=("C1", 1, "R2"))
+    assert got == replace(base, Lock=True, Q_token=(), Unlooping=("C1", 1, "R2"))
+    assert base == snapshot
+    c = Client(D=("R1", "R2"), phase="waiting", next=1)
+    assert set_(c, phase="cs") == replace(c, phase="cs")
+    assert set_(c, D=(None, None), phase="idle", next=2) == Client((None, None), "idle", 2)

@@ -359,3 +359,43 @@ def test_a_process_stuck_after_its_critical_section_is_found(variant, found, len
         assert res["counterexample"]["confirmed_by_monitor"]
     blind = explore(Simulator(AfterCSUndeclared(), sc, variant), sc)
     assert blind["result"] == "ok"
+
+
+@pytest.mark.parametrize("sid,variant", [("datta-fig1", "naive"), ("datta-fig1", "as-printed"),
+                                         ("token-ring-lossy", None),
+                                         ("kout-fig2", "no-pusher")])
+def test_a_finding_replayed_on_the_headless_core_reads_as_on_the_simulator(sid, variant):
+    """``confirm`` replays a violation or a deadlock on a headless ``Core`` (issue 15: the
+    timeline's narration, snapshots and metrics were a third of the replay, which the answer
+    does not read): the same replay, state hash, monitor text and wait-for cycle as on the
+    simulator."""
+    from protocols.explorer.check import confirm
+    from protocols.kernel.core import Core
+    sc = resolve(sid)
+    res = check(sc, variant=variant)
+    assert res["result"] in ("violation", "deadlock")
+    sim = build(sc, variant)
+    schedule = res["counterexample"]["schedule"]
+    on_core = confirm(lambda: Simulator(sim.protocol, sc, sim.variant), schedule, res["result"],
+                      lambda: Core(sim.protocol, sc, sim.variant))
+    on_sim = confirm(lambda: Simulator(sim.protocol, sc, sim.variant), schedule, res["result"])
+    assert on_core == on_sim
+    assert {k: v for k, v in res["counterexample"].items() if k not in ("schedule", "length")} \
+        == on_sim
+
+
+@pytest.mark.parametrize("text", ["m12", "a:R1:new-head", "e:C1:request", "", "datta-two-clients",
+                                  "as-printed", "x y", "a/b", "50%", "é:ü", "a,b", "~_.-", "::",
+                                  "t:p1:TimeOut", "f:crash:p2", "日本"])
+def test_a_links_ids_are_quoted_as_urllib_quotes_them(text):
+    """``link`` writes ids of unreserved characters and ``:`` itself (``urllib``'s quoter costs
+    60 µs on its first use in a process): exactly ``quote(text, safe="")``, and the whole
+    link as before."""
+    from urllib.parse import quote
+
+    from protocols.explorer.check import _quote, link
+    assert _quote(text) == quote(text, safe="")
+    ids = [text, "m3", "a:R2:res-allowed"]
+    assert link(text, text, ids) == (f"/sim/{quote(text, safe='')}?variant="
+                                      f"{quote(text, safe='')}&schedule="
+                                      + ",".join(quote(e, safe="") for e in ids))

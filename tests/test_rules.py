@@ -357,3 +357,35 @@ def test_a_plan_compiles_its_offer_only_once_hot(monkeypatch) -> None:
     for _ in range(3):
         assert proto.actions(cfg, pid, state) == first
     assert len(compiled) == 1
+
+
+def test_roles_by_pid_ask_each_process_role_once_per_config():
+    """A protocol whose ``role`` reads only the config and the pid (``roles_by_pid``, as
+    datta_ring's: resource or client) has each process's plan kept by pid, so a step no
+    longer asks ``role`` (it was asked about 400 times in a search of the two-client ring,
+    once per handler run and per new process state's actions); a state-dependent role
+    (``Office``'s) is asked every time, as before. Same answers either way: the explorer's
+    result and counterexample are those of the plain protocol."""
+    from protocols.datta_ring import DattaRing
+    from protocols.explorer import check
+    from protocols.explorer.check import explore
+    from protocols.scenario import parse
+
+    class Counting(DattaRing):
+        asked = 0
+
+        def role(self, config: Any, pid: str, state: Any) -> str:
+            Counting.asked += 1
+            return super().role(config, pid, state)
+
+    sc = parse({"id": "t", "title": "t", "protocol": "datta_ring",
+                "topology": {"ring": ["R1", "R2"]},
+                "workload": {"clients": [{"id": "C1", "requests": [["R1", "R2"]]},
+                                         {"id": "C2", "requests": [["R2", "R1"]]}]}})
+    assert Counting.roles_by_pid and not Office.roles_by_pid
+    res = explore(Simulator(Counting(), sc, "naive"), sc)
+    want = check(sc, "naive")
+    assert (res["result"], res["states"], res["counterexample"]) == \
+        (want["result"], want["states"], want["counterexample"])
+    # one plan per role and per config (the search's, the replay's), each process's once
+    assert Counting.asked <= 2 * (3 * 2 + 4), Counting.asked

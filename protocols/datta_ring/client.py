@@ -46,11 +46,13 @@ class Algorithm1:
         ctx.request(c)
         if D[1] is not None:
             ctx.send(c, D[1], "NewRequest", (c, 2, D[0]) + tag)
-            ctx.say(f"{c} needs {D[0]} (strong) and {D[1]} (weak): NewRequest({c}, 2, {D[0]}) "
-                    f"to the weak resource {D[1]}", c, "1", (5, 7))
+            if ctx.narrates:
+                ctx.say(f"{c} needs {D[0]} (strong) and {D[1]} (weak): NewRequest({c}, 2, {D[0]}) "
+                        f"to the weak resource {D[1]}", c, "1", (5, 7))
         else:
             ctx.send(c, D[0], "NewRequest", (c, 1, None) + tag)
-            ctx.say(f"{c} needs {D[0]} only: NewRequest({c}, 1, ⊥) to {D[0]}", c, "1", (8, 9))
+            if ctx.narrates:
+                ctx.say(f"{c} needs {D[0]} only: NewRequest({c}, 1, ⊥) to {D[0]}", c, "1", (8, 9))
 
     # ---- lines 13–14 ------------------------------------------------------------------------
     @receive("resAllowed", role=CLIENT, title="receive resAllowed", algorithm="1", lines=(13, 14),
@@ -66,8 +68,9 @@ class Algorithm1:
                           "): line 13 checks nothing")
         ctx.put(c, set_(s, phase="cs"))
         ctx.enter_cs(c, tuple(r for r in s.D if r is not None))
-        ctx.say(f"{c} receives resAllowed from {msg.src} and enters its critical section on "
-                f"{' and '.join(r for r in s.D if r)}", c, "1", (13, 14))
+        if ctx.narrates:
+            ctx.say(f"{c} receives resAllowed from {msg.src} and enters its critical section on "
+                    f"{' and '.join(r for r in s.D if r)}", c, "1", (13, 14))
 
     @receive("resAllowed", role=CLIENT, title="resAllowed during the critical section",
              algorithm="1", lines=(14,), when=lambda cfg, c, s, m: s.phase == "cs",
@@ -79,8 +82,9 @@ class Algorithm1:
         """A client inside its critical section (line 14) is not at a receive: the message
         stays in the channel (sent again from the same sender, for the kernel)."""
         ctx.send(msg.src, msg.dst, msg.kind, msg.body)
-        ctx.say(f"{msg.dst} is inside its critical section (line 14): {msg.kind} stays in "
-                "the channel", msg.dst, "1", (14,))
+        if ctx.narrates:
+            ctx.say(f"{msg.dst} is inside its critical section (line 14): {msg.kind} stays in "
+                    "the channel", msg.dst, "1", (14,))
 
     # ---- lines 15–19 ----------------------------------------------------------------------
     @rule(ENV, name="release", role=CLIENT, title="end critical section, send Done",
@@ -95,11 +99,13 @@ class Algorithm1:
         to = s.D[1] if s.D[1] is not None else s.D[0]
         if to is None:      # after a resAllowed with D = ⊥ (line 13): line 18's D[1] is ⊥
             ctx.put(c, set_(s, phase="idle"))
-            ctx.say(f"{c} leaves its critical section; D = ⊥, so the Done of line 18 goes "
-                    "nowhere", c, "1", (15, 19))
+            if ctx.narrates:
+                ctx.say(f"{c} leaves its critical section; D = ⊥, so the Done of line 18 goes "
+                        "nowhere", c, "1", (15, 19))
             return
         ctx.send(c, to, "Done", c)
-        ctx.say(f"{c} leaves its critical section and sends Done to {to}", c, "1", (15, 19))
+        if ctx.narrates:
+            ctx.say(f"{c} leaves its critical section and sends Done to {to}", c, "1", (15, 19))
 
     # ---- lines 22–24 ------------------------------------------------------------------------
     @receive("EndACK", role=CLIENT, title="receive EndACK", algorithm="1", lines=(22, 24),
@@ -112,10 +118,12 @@ class Algorithm1:
         ctx.put(c, set_(s, D=(None, None), phase="idle"))
         if s.phase == "waiting":
             ctx.cancel(c)
-            ctx.say(f"{c} receives EndACK while it waits: D ← ⊥, its pending request is "
-                    "forgotten (line 23 checks nothing)", c, "1", (22, 24))
+            if ctx.narrates:
+                ctx.say(f"{c} receives EndACK while it waits: D ← ⊥, its pending request is "
+                        "forgotten (line 23 checks nothing)", c, "1", (22, 24))
             return
-        ctx.say(f"{c} receives EndACK from {msg.src}: D ← ⊥", c, "1", (22, 24))
+        if ctx.narrates:
+            ctx.say(f"{c} receives EndACK from {msg.src}: D ← ⊥", c, "1", (22, 24))
 
     @receive("EndACK", role=CLIENT, title="EndACK during the critical section", algorithm="1",
              lines=(14,), when=lambda cfg, c, s, m: s.phase == "cs",

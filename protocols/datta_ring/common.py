@@ -4,6 +4,10 @@ Read it beside the paper: each rule names its lines, and its effect does what th
 where that is wrong (the erratum D4–D9 in docs/protocols/datta_ring.md). ``prose.py`` and
 ``repairs.py`` replace rules of this table for the other variants. Where the printed code reads
 ⊥ (Head of an empty queue) the rule says so in the narration and does nothing more.
+
+Each narration is built only when the step narrates (``ctx.narrates``): the explorer runs these
+handlers on contexts that drop it (a first-time step, ``kernel/alone.py``), and formatting the
+text was a tenth of such a step.
 """
 
 from __future__ import annotations
@@ -42,10 +46,11 @@ class Algorithm2:
     def _hold(self, ctx: Ctx, r: str, s: Resource, qt: tuple, sending: bool,
               copies: tuple) -> None:
         ctx.put(r, set_(s, HoldingToken=True, Q_token=qt, SendingToken=sending))
-        who = ", ".join(x.ClId for x in copies) or "nothing"
-        ctx.say(f"{r} receives the token; Q_token ← {who}" +
-                ("; nothing to flush, it will pass it on" if sending and not qt else ""),
-                r, "2", (3, 10))
+        if ctx.narrates:
+            who = ", ".join(x.ClId for x in copies) or "nothing"
+            ctx.say(f"{r} receives the token; Q_token ← {who}" +
+                    ("; nothing to flush, it will pass it on" if sending and not qt else ""),
+                    r, "2", (3, 10))
 
     # ---- lines 12–16 ------------------------------------------------------------------------
     @rule(LOCAL, name="send-token", role=RESOURCE, title="SendingToken", algorithm="2",
@@ -57,7 +62,8 @@ class Algorithm2:
         nxt = ctx.config.next_of(r)
         ctx.put(r, set_(s, HoldingToken=False, SendingToken=False))
         ctx.send(r, nxt, "Token")
-        ctx.say(f"{r} releases the token to Next({r}) = {nxt}", r, "2", (12, 16))
+        if ctx.narrates:
+            ctx.say(f"{r} releases the token to Next({r}) = {nxt}", r, "2", (12, 16))
 
     # ---- lines 18–34 ------------------------------------------------------------------------
     @receive("NewRequest", role=RESOURCE, title="¬Lock: receive NewRequest", algorithm="2",
@@ -76,8 +82,9 @@ class Algorithm2:
         r = msg.dst
         s = ctx.get(r)
         ctx.put(r, set_(s, Deferred=s.Deferred + (msg.body,)))
-        ctx.say(f"{r} is locked by an unloop: NewRequest of {msg.body[0]} stays in its buffer",
-                r, "2", (18,))
+        if ctx.narrates:
+            ctx.say(f"{r} is locked by an unloop: NewRequest of {msg.body[0]} stays in its buffer",
+                    r, "2", (18,))
 
     @rule(LOCAL, name="receive-request", role=RESOURCE,
           title="¬Lock: take the oldest buffered request", algorithm="2", lines=(18, 34),
@@ -101,13 +108,15 @@ class Algorithm2:
             new_head = s.head is None
             q = s.Q_strong + (Request(c, 1, nxt, epoch(tag, 1)),)
             ctx.put(r, set_(s, Q_strong=q, NewHead=s.NewHead or new_head))
-            ctx.say(f"{r} appends {c}'s strong request to Q_strong" +
-                    (" (it is the new head)" if new_head else ""), r, "2", (22, 27))
+            if ctx.narrates:
+                ctx.say(f"{r} appends {c}'s strong request to Q_strong" +
+                        (" (it is the new head)" if new_head else ""), r, "2", (22, 27))
         else:
             ctx.put(r, set_(s, Q_weak=s.Q_weak + (Request(c, 2, nxt, epoch(tag, 0)),)))
             ctx.send(r, nxt, "NewRequest", (c, 1, r) + tag)
-            ctx.say(f"{r} stores {c}'s weak request in Q_weak and forwards "
-                    f"NewRequest({c}, 1, {r}) to {nxt}", r, "2", (28, 31))
+            if ctx.narrates:
+                ctx.say(f"{r} stores {c}'s weak request in Q_weak and forwards "
+                        f"NewRequest({c}, 1, {r}) to {nxt}", r, "2", (28, 31))
 
     # ---- lines 36–48 ------------------------------------------------------------------------
     @rule(LOCAL, name="new-head", role=RESOURCE, title="NewHead", algorithm="2", lines=(36, 48),
@@ -118,19 +127,23 @@ class Algorithm2:
         h = s.head
         ctx.put(r, set_(s, NewHead=False))
         if h is None:
-            ctx.say(f"{r}: NewHead but Q_strong is empty: Head(Q_strong) = ⊥, nothing to do",
-                    r, "2", (36, 37))
+            if ctx.narrates:
+                ctx.say(f"{r}: NewHead but Q_strong is empty: Head(Q_strong) = ⊥, nothing to do",
+                        r, "2", (36, 37))
         elif h.RqNo == 1 and h.NextResId is None:
             ctx.send(r, h.ClId, "resAllowed")
-            ctx.say(f"{r}: new head {h.ClId} wants {r} alone: resAllowed", r, "2", (37, 39))
+            if ctx.narrates:
+                ctx.say(f"{r}: new head {h.ClId} wants {r} alone: resAllowed", r, "2", (37, 39))
         elif h.RqNo == 1:
             # the Score rides along in every variant (the repairs read it, M2)
             ctx.send(r, h.NextResId, "NewStrong", (h.ClId, h.Score))
-            ctx.say(f"{r}: new head {h.ClId} also needs {h.NextResId}: NewStrong({h.ClId}) "
-                    f"to {h.NextResId}", r, "2", (40, 42))
+            if ctx.narrates:
+                ctx.say(f"{r}: new head {h.ClId} also needs {h.NextResId}: NewStrong({h.ClId}) "
+                        f"to {h.NextResId}", r, "2", (40, 42))
         else:
             ctx.put(r, set_(s, NewHead=False, WeakReady=True))
-            ctx.say(f"{r}: new head is {h.ClId}'s weak request: WeakReady", r, "2", (44, 45))
+            if ctx.narrates:
+                ctx.say(f"{r}: new head is {h.ClId}'s weak request: WeakReady", r, "2", (44, 45))
 
     # ---- lines 50–58 ------------------------------------------------------------------------
     @receive("NewStrong", role=RESOURCE, algorithm="2", lines=(50, 58))
@@ -149,11 +162,13 @@ class Algorithm2:
     def _say_new_strong(self, ctx: Ctx, r: str, msg: Message, x: Request | None) -> None:
         c = msg.body[0]
         if x is None:
-            ctx.say(f"{r}: NewStrong({c}) but search(Q_weak, {c}) = ⊥: nothing moves; "
-                    f"newStrongACK to {msg.src}", r, "2", (50, 57))
+            if ctx.narrates:
+                ctx.say(f"{r}: NewStrong({c}) but search(Q_weak, {c}) = ⊥: nothing moves; "
+                        f"newStrongACK to {msg.src}", r, "2", (50, 57))
         else:
-            ctx.say(f"{r} moves {c}'s weak request from Q_weak to the tail of Q_strong and "
-                    f"answers newStrongACK to {msg.src}", r, "2", (50, 57))
+            if ctx.narrates:
+                ctx.say(f"{r} moves {c}'s weak request from Q_weak to the tail of Q_strong and "
+                        f"answers newStrongACK to {msg.src}", r, "2", (50, 57))
 
     # ---- lines 60–62 ------------------------------------------------------------------------
     @receive("Res1Ready", role=RESOURCE, title="receive Res1Ready (StrongReady)", algorithm="2",
@@ -163,7 +178,8 @@ class Algorithm2:
         the same message (erratum D2)."""
         r = msg.dst
         ctx.put(r, set_(ctx.get(r), StrongReady=True))
-        ctx.say(f"{r}: StrongReady ← true", r, "2", (60, 61))
+        if ctx.narrates:
+            ctx.say(f"{r}: StrongReady ← true", r, "2", (60, 61))
 
     # ---- lines 64–68 ------------------------------------------------------------------------
     @rule(LOCAL, **GRANT, when=lambda cfg, r, s: bool(s.StrongReady and s.WeakReady),
@@ -173,14 +189,16 @@ class Algorithm2:
         s = ctx.get(r)
         ctx.put(r, set_(s, StrongReady=False, WeakReady=False))
         if s.head is None:
-            ctx.say(f"{r}: StrongReady ∧ WeakReady but Head(Q_strong) = ⊥: resAllowed goes "
-                    "nowhere", r, "2", (64, 67))
+            if ctx.narrates:
+                ctx.say(f"{r}: StrongReady ∧ WeakReady but Head(Q_strong) = ⊥: resAllowed goes "
+                        "nowhere", r, "2", (64, 67))
             return
         self._grant(ctx, r, s.head.ClId)
 
     def _grant(self, ctx: Ctx, r: str, c: str) -> None:
         ctx.send(r, c, "resAllowed")
-        ctx.say(f"{r}: StrongReady ∧ WeakReady for {c}: resAllowed to {c}", r, "2", (64, 67))
+        if ctx.narrates:
+            ctx.say(f"{r}: StrongReady ∧ WeakReady for {c}: resAllowed to {c}", r, "2", (64, 67))
 
     # ---- lines 70–84 ------------------------------------------------------------------------
     @receive("Done", role=RESOURCE, algorithm="2", lines=(70, 84),
@@ -200,8 +218,9 @@ class Algorithm2:
                 qt = qt[1:]
             self._end_ack(ctx, r, h)
             if s.HoldingToken and s.Q_token and s.Q_token[0].ClId != h.ClId:
-                ctx.say(f"{r}: line 75 pops the oldest copy in Q_token, which is "
-                        f"{s.Q_token[0].ClId}'s, not {h.ClId}'s (erratum D5)", r, "2", (75, 75))
+                if ctx.narrates:
+                    ctx.say(f"{r}: line 75 pops the oldest copy in Q_token, which is "
+                            f"{s.Q_token[0].ClId}'s, not {h.ClId}'s (erratum D5)", r, "2", (75, 75))
         else:
             to = q[0].NextResId if q else None
             self._pass_done(ctx, r, h, to)
@@ -209,15 +228,19 @@ class Algorithm2:
 
     def _end_ack(self, ctx: Ctx, r: str, h: Request) -> None:
         ctx.send(r, h.ClId, "EndACK")
-        ctx.say(f"{r} pops {h.ClId}'s strong request and sends EndACK to {h.ClId}",
-                r, "2", (70, 77))
+        if ctx.narrates:
+            ctx.say(f"{r} pops {h.ClId}'s strong request and sends EndACK to {h.ClId}",
+                    r, "2", (70, 77))
 
     def _pass_done(self, ctx: Ctx, r: str, h: Request, to: str | None) -> None:
+        if to is not None:
+            ctx.send(r, to, "Done", h.ClId)
+        if not ctx.narrates:
+            return
         if to is None:
             text = (f"{r} pops {h.ClId}'s weak request; line 80 sends Done to "
                     "Head(Q_strong).NextResId, which is ⊥ after the pop: the Done is lost")
         else:
-            ctx.send(r, to, "Done", h.ClId)
             text = f"{r} pops {h.ClId}'s weak request and forwards Done to {to}"
             if to != h.NextResId:
                 text += f" (Head(Q_strong) after the pop: not {h.ClId}'s {h.NextResId})"
@@ -231,5 +254,6 @@ class Algorithm2:
         self._stale_done(ctx, msg)
 
     def _stale_done(self, ctx: Ctx, msg: Message) -> None:
-        ctx.say(f"{msg.dst} receives Done but {msg.body} is not at the head of Q_strong: "
-                "ignored", msg.dst, "2", (70, 71))
+        if ctx.narrates:
+            ctx.say(f"{msg.dst} receives Done but {msg.body} is not at the head of Q_strong: "
+                    "ignored", msg.dst, "2", (70, 71))

@@ -49,10 +49,12 @@ class Departures:
         for r in (x for x in s.D if x is not None):
             ctx.send(c, r, "Departed" if silent else "Leave", c)
         if silent:
-            ctx.say(f"{c} leaves silently; the participant detector will tell "
-                    f"{', '.join(x for x in s.D if x)}", c)
+            if ctx.narrates:
+                ctx.say(f"{c} leaves silently; the participant detector will tell "
+                        f"{', '.join(x for x in s.D if x)}", c)
         else:
-            ctx.say(f"{c} leaves and sends Leave to {', '.join(x for x in s.D if x)}", c)
+            if ctx.narrates:
+                ctx.say(f"{c} leaves and sends Leave to {', '.join(x for x in s.D if x)}", c)
 
     @receive("resAllowed", role=CLIENT, title="resAllowed after leaving", algorithm="1",
              lines=(13,), when=lambda cfg, c, s, m: s.phase == "gone",
@@ -68,7 +70,8 @@ class Departures:
     def _ignored(self, ctx: Ctx, msg: Message, lines: tuple[int, ...]) -> None:
         c = msg.dst
         src = f" from {msg.src}" if msg.kind == "resAllowed" else ""
-        ctx.say(f"{c} gets {msg.kind}{src} but is {ctx.get(c).phase}: ignored", c, "1", lines)
+        if ctx.narrates:
+            ctx.say(f"{c} gets {msg.kind}{src} but is {ctx.get(c).phase}: ignored", c, "1", lines)
 
     # ---- its resources ----------------------------------------------------------------------
     @receive("NewRequest", role=RESOURCE, title="NewRequest of a departed client",
@@ -76,7 +79,8 @@ class Departures:
              waits="the NewRequest's client having left")
     def gone_request(self, ctx: Ctx, msg: Message) -> None:
         r = msg.dst
-        ctx.say(f"{r} drops NewRequest of {msg.body[0]}, which has left (Section IV)", r)
+        if ctx.narrates:
+            ctx.say(f"{r} drops NewRequest of {msg.body[0]}, which has left (Section IV)", r)
 
     @receive("Leave", role=RESOURCE, title="receive Leave (departure message)")
     def leave(self, ctx: Ctx, msg: Message) -> None:
@@ -100,5 +104,6 @@ class Departures:
                         Deferred=tuple(b for b in s.Deferred if b[0] != c),
                         NewHead=s.NewHead or (was_head and bool(q)),
                         Gone=s.Gone | {c}, **extra))
-        ctx.say(f"{r} learns from {how} that {c} has left and removes its requests"
-                + (" (it was the head)" if was_head else ""), r)
+        if ctx.narrates:
+            ctx.say(f"{r} learns from {how} that {c} has left and removes its requests"
+                    + (" (it was the head)" if was_head else ""), r)

@@ -15,9 +15,20 @@ import networkx as nx
 from .state import Config, Resource, search
 
 
+def _digraph() -> nx.DiGraph:
+    """An empty ``nx.DiGraph``, made as ``nx.DiGraph()`` makes one without a backend
+    configured (``object.__new__`` and ``__init__``), skipping networkx's backend dispatch
+    on ``DiGraph.__new__``: that dispatch compiles a wrapper (``inspect.signature``,
+    ``compile``) on its first call in a process, about 0.2 ms, which the explorer's first
+    ``check`` of a small ring paid for the one wait-for graph its deadlock names."""
+    g = object.__new__(nx.DiGraph)
+    g.__init__()
+    return g
+
+
 def dependencies(cfg: Config, res: dict[str, Resource]) -> nx.DiGraph:
     """Nodes: the resources in ring order; edge u → v labelled with the client that causes it."""
-    g = nx.DiGraph()
+    g = _digraph()
     g.add_nodes_from(cfg.ring)
     for r in cfg.ring:
         h = res[r].head

@@ -62,12 +62,14 @@ class Algorithm3:
         rmin = INF if s.HoldingToken else s.r_min
         ctx.put(r, set_(s, r_min=rmin))
         if h is None or h.NextResId is None:
-            ctx.say(f"{r}: newStrongACK, but Head(Q_strong).NextResId is ⊥: the seekLoop "
-                    "goes nowhere", r, "3", (85, 89))
+            if ctx.narrates:
+                ctx.say(f"{r}: newStrongACK, but Head(Q_strong).NextResId is ⊥: the seekLoop "
+                        "goes nowhere", r, "3", (85, 89))
             return
         ctx.send(r, h.NextResId, "seekLoop", (rmin, r, None, None, None))
-        ctx.say(f"{r} starts a deadlock detection: seekLoop(r_min={rmin}, {r}) to "
-                f"{h.NextResId}", r, "3", (85, 89))
+        if ctx.narrates:
+            ctx.say(f"{r} starts a deadlock detection: seekLoop(r_min={rmin}, {r}) to "
+                    f"{h.NextResId}", r, "3", (85, 89))
 
     # ---- lines 92–110 -----------------------------------------------------------------------
     @receive("seekLoop", role=RESOURCE, algorithm="3", lines=(92, 110))
@@ -92,25 +94,30 @@ class Algorithm3:
     def _no_dependency(self, ctx: Ctx, r: str, s: Resource, init: str, origin) -> None:
         h = s.head
         ctx.send(r, init, "NoLoop", origin)
-        ctx.say(f"{r} has no dependency (head: {h.ClId if h else '⊥'}"
-                f"{' weak' if h and h.RqNo == 2 else ''}): NoLoop to {init}", r, "3", (101, 102))
+        if ctx.narrates:
+            ctx.say(f"{r} has no dependency (head: {h.ClId if h else '⊥'}"
+                    f"{' weak' if h and h.RqNo == 2 else ''}): NoLoop to {init}",
+                    r, "3", (101, 102))
 
     def _forward(self, ctx: Ctx, r: str, s: Resource, body: tuple) -> None:
         h = s.head
         ctx.send(r, h.NextResId, "seekLoop", body)
-        ctx.say(f"{r} depends on {h.NextResId} through {h.ClId}: seekLoop(r_min={body[0]}, "
-                f"{body[1]}) to {h.NextResId}", r, "3", (103, 107))
+        if ctx.narrates:
+            ctx.say(f"{r} depends on {h.NextResId} through {h.ClId}: seekLoop(r_min={body[0]}, "
+                    f"{body[1]}) to {h.NextResId}", r, "3", (103, 107))
 
     def _loop_found(self, ctx: Ctx, r: str, s: Resource, p: str) -> None:
         """Lines 93–99: the initiator's seekLoop came back: a dependency cycle."""
         if p != r:
             if p == INF:
-                ctx.say(f"{r} found a dependency cycle but r_min = ∞: RemoteKillLoop to ∞ "
-                        "cannot be sent", r, "3", (94, 95))
+                if ctx.narrates:
+                    ctx.say(f"{r} found a dependency cycle but r_min = ∞: RemoteKillLoop to ∞ "
+                            "cannot be sent", r, "3", (94, 95))
                 return
             ctx.send(r, p, "RemoteKillLoop", (r, None, None, None))
-            ctx.say(f"{r} found a dependency cycle; r_min = {p}: RemoteKillLoop to {p}",
-                    r, "3", (94, 95))
+            if ctx.narrates:
+                ctx.say(f"{r} found a dependency cycle; r_min = {p}: RemoteKillLoop to {p}",
+                        r, "3", (94, 95))
             return
         self._kill(ctx, r, s, (97, 98))
 
@@ -119,12 +126,14 @@ class Algorithm3:
         h = s.head
         ctx.put(r, set_(s, Lock=True))
         if h is None or h.NextResId is None:
-            ctx.say(f"{r} locks, but Head(Q_strong).NextResId is ⊥: KillLoop goes nowhere",
-                    r, "3", lines)
+            if ctx.narrates:
+                ctx.say(f"{r} locks, but Head(Q_strong).NextResId is ⊥: KillLoop goes nowhere",
+                        r, "3", lines)
             return
         ctx.send(r, h.NextResId, "KillLoop", (h.ClId, h.Score))
-        ctx.say(f"{r} locks and starts the unloop: KillLoop({h.ClId}) to {h.NextResId}",
-                r, "3", lines)
+        if ctx.narrates:
+            ctx.say(f"{r} locks and starts the unloop: KillLoop({h.ClId}) to {h.NextResId}",
+                    r, "3", lines)
 
     # ---- lines 112–114 ----------------------------------------------------------------------
     @receive("NoLoop", role=RESOURCE, title="receive NoLoop → Res1Ready", algorithm="3",
@@ -134,14 +143,17 @@ class Algorithm3:
         r = msg.dst
         h = ctx.get(r).head
         if h is None or h.NextResId is None:
-            ctx.say(f"{r}: NoLoop, but Head(Q_strong).NextResId is ⊥: Res1Ready goes nowhere",
-                    r, "3", (112, 113))
+            if ctx.narrates:
+                ctx.say(f"{r}: NoLoop, but Head(Q_strong).NextResId is ⊥: Res1Ready goes nowhere",
+                        r, "3", (112, 113))
             return
         self._ready(ctx, r, h)
 
     def _ready(self, ctx: Ctx, r: str, h) -> None:
         ctx.send(r, h.NextResId, "Res1Ready", (h.ClId, h.Score))
-        ctx.say(f"{r}: no cycle through {h.ClId}: Res1Ready to {h.NextResId}", r, "3", (112, 113))
+        if ctx.narrates:
+            ctx.say(f"{r}: no cycle through {h.ClId}: Res1Ready to {h.NextResId}",
+                    r, "3", (112, 113))
 
     # ---- lines 116–119 ----------------------------------------------------------------------
     @receive("RemoteKillLoop", role=RESOURCE, algorithm="3", lines=(116, 119))
@@ -161,10 +173,12 @@ class Algorithm3:
         qw = s.Q_weak + ((x,) if x is not None else ())
         ctx.put(r, set_(s, Lock=True, Q_weak=qw, Q_strong=without(s.Q_strong, x)))
         ctx.send(r, msg.src, "KillLoopACK1", (c, score))
-        ctx.say(f"{r} locks and moves {c}'s request from Q_strong back to Q_weak: "
-                f"KillLoopACK1 to {msg.src}" if x else
-                f"{r} locks; search(Q_strong, {c}) = ⊥, nothing moves: KillLoopACK1 to {msg.src}",
-                r, "3", (121, 125))
+        if ctx.narrates:
+            ctx.say(f"{r} locks and moves {c}'s request from Q_strong back to Q_weak: "
+                    f"KillLoopACK1 to {msg.src}" if x else
+                    f"{r} locks; search(Q_strong, {c}) = ⊥, nothing moves: KillLoopACK1 to "
+                    f"{msg.src}",
+                    r, "3", (121, 125))
 
     # ---- lines 128–133 ----------------------------------------------------------------------
     @receive("KillLoopACK1", role=RESOURCE, algorithm="3", lines=(128, 133))
@@ -179,17 +193,20 @@ class Algorithm3:
         h = s.head
         if h is None:
             ctx.put(r, set_(s, Lock=False))
-            ctx.say(f"{r}: KillLoopACK1 but Head(Q_strong) = ⊥: nothing to move; unlocked",
-                    r, "3", (128, 132))
+            if ctx.narrates:
+                ctx.say(f"{r}: KillLoopACK1 but Head(Q_strong) = ⊥: nothing to move; unlocked",
+                        r, "3", (128, 132))
             return
         moved = set_(h, Score=bump(h.Score))
         ctx.put(r, set_(s, Q_strong=s.Q_strong[1:] + (moved,), NewHead=True, Lock=False))
-        ctx.say(f"{r}: Score of {h.ClId} + 1, its request goes from the head to the tail of "
-                f"Q_strong; KillLoopACK2 to {msg.src}; unlocked", r, "3", (128, 132))
+        if ctx.narrates:
+            ctx.say(f"{r}: Score of {h.ClId} + 1, its request goes from the head to the tail of "
+                    f"Q_strong; KillLoopACK2 to {msg.src}; unlocked", r, "3", (128, 132))
 
     # ---- lines 135–137 ----------------------------------------------------------------------
     @receive("KillLoopACK2", role=RESOURCE, algorithm="3", lines=(135, 137))
     def kill_ack2(self, ctx: Ctx, msg: Message) -> None:
         r = msg.dst
         ctx.put(r, set_(ctx.get(r), Lock=False))
-        ctx.say(f"{r}: KillLoopACK2, the unloop is over: unlocked", r, "3", (135, 136))
+        if ctx.narrates:
+            ctx.say(f"{r}: KillLoopACK2, the unloop is over: unlocked", r, "3", (135, 136))

@@ -102,7 +102,8 @@ class Prose:
         r = msg.dst
         c, score = msg.body
         ctx.put(r, set_(ctx.get(r), StrongReady=tied(ctx.get(r)) | {(c, score)}))
-        ctx.say(f"{r}: StrongReady for {c}", r, "2", (60, 61))
+        if ctx.narrates:
+            ctx.say(f"{r}: StrongReady for {c}", r, "2", (60, 61))
 
     @rule(LOCAL, **GRANT, feature=P, over="res_allowed", when=grant_prose,
           label=lambda cfg, r, s: f"{r} sends resAllowed to {s.head.ClId}")
@@ -152,8 +153,9 @@ class Prose:
         r = msg.dst
         s = ctx.get(r)
         if not two_strong(s):
-            ctx.say(f"{r}: newStrongACK for {msg.body[0]}, no longer its head: no detection",
-                    r, "3", (85,))
+            if ctx.narrates:
+                ctx.say(f"{r}: newStrongACK for {msg.body[0]}, no longer its head: no detection",
+                        r, "3", (85,))
             return
         self._seek(ctx, r, s)
 
@@ -162,8 +164,9 @@ class Prose:
         h = s.head
         p = prio(ctx.config, s, r)
         ctx.send(r, h.NextResId, "seekLoop", (p, r, None, None, (h.ClId, h.Score)))
-        ctx.say(f"{r} starts a deadlock detection for {h.ClId}: seekLoop(r_min={p}, {r}) to "
-                f"{h.NextResId}", r, "3", (85, 89))
+        if ctx.narrates:
+            ctx.say(f"{r} starts a deadlock detection for {h.ClId}: seekLoop(r_min={p}, {r}) to "
+                    f"{h.NextResId}", r, "3", (85, 89))
 
     @receive("newStrongACK", feature="no-detection", over="strong_ack_prose", role=RESOURCE,
              title="receive newStrongACK → Res1Ready (no detection)", algorithm="3",
@@ -175,8 +178,9 @@ class Prose:
         if two_strong(s) and hk(s) == tuple(msg.body):
             h = s.head
             ctx.send(r, h.NextResId, "Res1Ready", (h.ClId, h.Score))
-            ctx.say(f"{r} (naive, no deadlock detection): Res1Ready for {h.ClId} to "
-                    f"{h.NextResId}", r, "3", (113,))
+            if ctx.narrates:
+                ctx.say(f"{r} (naive, no deadlock detection): Res1Ready for {h.ClId} to "
+                        f"{h.NextResId}", r, "3", (113,))
 
     @receive("seekLoop", feature=P, over="seek_loop", role=RESOURCE, algorithm="3",
              lines=(92, 110))

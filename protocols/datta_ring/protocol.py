@@ -66,6 +66,8 @@ class DattaRing(Repairs, Prose, Departures, Algorithm3, Algorithm2, Algorithm1, 
     def role(self, config: Config, pid: str, state: Any) -> str:
         return RESOURCE if config.is_resource(pid) else CLIENT
 
+    roles_by_pid = True     # ``role`` reads the pid only: the kernel keeps plans by pid
+
     def features(self, config: Config) -> frozenset[str]:
         on = VARIANT_TABLE.on(config.variant)
         return on - self.ablated if self.ablated else on
@@ -139,8 +141,8 @@ class DattaRing(Repairs, Prose, Departures, Algorithm3, Algorithm2, Algorithm1, 
         resAllowed, in its critical section, or waiting for EndACK after its Done (lines 15–24):
         stuck there it never asks again, so the explorer must count it like a waiting one.
         Resources only react; a departed client has finished."""
-        if config.is_resource(pid):
-            return False
+        if pid in config.rank:      # ``config.is_resource(pid)``, without the call: the
+            return False            # explorer asks after each first-time step
         return state.phase in ("waiting", "cs", "finishing")
 
     def report(self, sim: Any) -> dict[str, Any]:

@@ -73,8 +73,9 @@ class Repairs:
         r = msg.dst
         c, score = msg.body
         if _stale_ready(ctx.get(r), c, score):
-            ctx.say(f"{r} drops a stale Res1Ready for {c} (its weak request is no longer "
-                    "in Q_strong with that Score)", r, "2", (60,))
+            if ctx.narrates:
+                ctx.say(f"{r} drops a stale Res1Ready for {c} (its weak request is no longer "
+                        "in Q_strong with that Score)", r, "2", (60,))
             return
         self.strong_ready_prose(ctx, msg)
 
@@ -103,8 +104,9 @@ class Repairs:
         r = msg.dst
         s = ctx.get(r)
         if not two_strong(s) or hk(s) != tuple(msg.body):
-            ctx.say(f"{r}: newStrongACK for {msg.body[0]}, no longer its head: no detection",
-                    r, "3", (85,))
+            if ctx.narrates:
+                ctx.say(f"{r}: newStrongACK for {msg.body[0]}, no longer its head: no detection",
+                        r, "3", (85,))
             return
         self._seek_full(ctx, r, s)
 
@@ -116,8 +118,9 @@ class Repairs:
         cand = (r, h.ClId, h.Score) if p != INF else None
         ctx.put(r, set_(s, Seeking=origin))
         ctx.send(r, h.NextResId, "seekLoop", (p, r, cand, origin, origin))
-        ctx.say(f"{r} starts a deadlock detection for {h.ClId}: seekLoop(r_min={p}, {r}) to "
-                f"{h.NextResId}", r, "3", (85, 89))
+        if ctx.narrates:
+            ctx.say(f"{r} starts a deadlock detection for {h.ClId}: seekLoop(r_min={p}, {r}) to "
+                    f"{h.NextResId}", r, "3", (85, 89))
 
     @receive("seekLoop", feature=F, over="seek_loop_prose", role=RESOURCE, algorithm="3",
              lines=(92, 110))
@@ -147,23 +150,27 @@ class Repairs:
     def _loop_found_full(self, ctx: Ctx, r: str, s: Resource, cand, origin) -> None:
         """Lines 93–99 for the head the detection started for, unlooped by the ≺-minimum."""
         if hk(s) != origin or s.Seeking != origin or not two_strong(s):
-            ctx.say(f"{r}: its seekLoop came back, but its head changed since: stale, "
-                    "dropped", r, "3", (93,))
+            if ctx.narrates:
+                ctx.say(f"{r}: its seekLoop came back, but its head changed since: stale, "
+                        "dropped", r, "3", (93,))
             return
         target = cand[0] if cand else r
         if target != r:
             ctx.send(r, target, "RemoteKillLoop", (r, origin, cand[1], cand[2]))
-            ctx.say(f"{r} found a dependency cycle; its ≺-minimum is {target}: "
-                    f"RemoteKillLoop to {target}", r, "3", (94, 95))
+            if ctx.narrates:
+                ctx.say(f"{r} found a dependency cycle; its ≺-minimum is {target}: "
+                        f"RemoteKillLoop to {target}", r, "3", (94, 95))
             return
         if s.Unlooping is not None:
-            ctx.say(f"{r} found a cycle but is already unlooping: dropped", r, "3", (96,))
+            if ctx.narrates:
+                ctx.say(f"{r} found a cycle but is already unlooping: dropped", r, "3", (96,))
             return
         if s.HoldingToken:
             # M6: the token holder is ≺-maximal and is never unlooped; the priorities seen on
             # the way are out of date (the token moved): detect again.
-            ctx.say(f"{r} found a cycle but every member looked like the token holder: "
-                    "detect again", r, "3", (94,))
+            if ctx.narrates:
+                ctx.say(f"{r} found a cycle but every member looked like the token holder: "
+                        "detect again", r, "3", (94,))
             self._seek_full(ctx, r, s)
             return
         self._start_unloop(ctx, r, s, r, origin, (97, 98))
@@ -173,8 +180,9 @@ class Repairs:
         h = s.head
         ctx.put(r, set_(s, Lock=True, Unlooping=(h.ClId, h.Score, init, origin)))
         ctx.send(r, h.NextResId, "KillLoop", (h.ClId, h.Score))
-        ctx.say(f"{r} locks and starts the unloop of {h.ClId}: KillLoop({h.ClId}) to "
-                f"{h.NextResId}", r, "3", lines)
+        if ctx.narrates:
+            ctx.say(f"{r} locks and starts the unloop of {h.ClId}: KillLoop({h.ClId}) to "
+                    f"{h.NextResId}", r, "3", lines)
 
     @receive("NoLoop", feature=F, over="no_loop", role=RESOURCE,
              title="receive NoLoop → Res1Ready", algorithm="3", lines=(112, 114))
@@ -185,7 +193,9 @@ class Repairs:
         """M2/M3: a NoLoop about another head, or during an unloop, is stale."""
         if (hk(s) != origin or s.Seeking != origin or s.Unlooping is not None
                 or not two_strong(s)):
-            ctx.say(f"{r}: NoLoop for a head it no longer waits on: stale, dropped", r, "3", (112,))
+            if ctx.narrates:
+                ctx.say(f"{r}: NoLoop for a head it no longer waits on: stale, dropped",
+                        r, "3", (112,))
             return
         ctx.put(r, set_(s, Seeking=None, Ready=hk(s)))
         self._ready(ctx, r, s.head)
@@ -201,8 +211,9 @@ class Repairs:
         if (s.Unlooping is not None or hk(s) != (c, score) or not two_strong(s)
                 or s.HoldingToken):
             ctx.send(r, init, "UnloopDone", origin)
-            ctx.say(f"{r}: RemoteKillLoop for {c}, which is no longer its waiting head (or an "
-                    f"unloop is running): refused, UnloopDone to {init}", r, "3", (116,))
+            if ctx.narrates:
+                ctx.say(f"{r}: RemoteKillLoop for {c}, which is no longer its waiting head (or an "
+                        f"unloop is running): refused, UnloopDone to {init}", r, "3", (116,))
             return
         self._start_unloop(ctx, r, s, init, origin, (116, 118))
 
@@ -219,8 +230,9 @@ class Repairs:
         if (x is None or x.RqNo != 2 or x.Score != score or x is s.head
                 or s.Unlooping is not None):
             ctx.send(r, msg.src, "KillLoopNACK", (c, score))
-            ctx.say(f"{r}: KillLoop({c}) but {c}'s weak request is not waiting behind another "
-                    "head here: KillLoopNACK", r, "3", (121,))
+            if ctx.narrates:
+                ctx.say(f"{r}: KillLoop({c}) but {c}'s weak request is not waiting behind another "
+                        "head here: KillLoopNACK", r, "3", (121,))
             return
         self.kill_loop_prose(ctx, msg)
 
@@ -237,7 +249,8 @@ class Repairs:
             ctx.send(r, init, "UnloopDone", origin)
         if hk(s) != (c, score):
             ctx.put(r, set_(s, Lock=False, Unlooping=None))
-            ctx.say(f"{r}: KillLoopACK1, but {c} has left its head: unlocked", r, "3", (128,))
+            if ctx.narrates:
+                ctx.say(f"{r}: KillLoopACK1, but {c} has left its head: unlocked", r, "3", (128,))
             return
         self._head_to_tail(ctx, r, msg)
         ctx.put(r, set_(ctx.get(r), Unlooping=None))
@@ -252,7 +265,8 @@ class Repairs:
         c, score, init, origin = s.Unlooping or (msg.body[0], msg.body[1], r, None)
         s = set_(s, Lock=False, Unlooping=None)
         ctx.put(r, s)
-        ctx.say(f"{r}: KillLoopNACK, the unloop of {c} is void: unlocked", r)
+        if ctx.narrates:
+            ctx.say(f"{r}: KillLoopNACK, the unloop of {c} is void: unlocked", r)
         if init != r:
             ctx.send(r, init, "UnloopDone", origin)
         if two_strong(s) and s.Seeking == hk(s):
@@ -269,4 +283,5 @@ class Repairs:
                 and s.Unlooping is None):
             self._seek_full(ctx, r, s)
         else:
-            ctx.say(f"{r}: UnloopDone for a head it no longer waits on: nothing to do", r)
+            if ctx.narrates:
+                ctx.say(f"{r}: UnloopDone for a head it no longer waits on: nothing to do", r)

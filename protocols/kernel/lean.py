@@ -41,6 +41,7 @@ Working = tuple
 
 
 _QuietCtx = QuietCtx      # the name ``transitions`` imports
+_tuple_new = tuple.__new__
 
 
 class LeanSimulator(Core):
@@ -181,8 +182,13 @@ class LeanSimulator(Core):
         # one lookup, so the state is hashed once (a protocol's dataclass hashes in Python)
         n = numbers.setdefault(state, len(numbers))
         kept = self.state_of
-        if n < len(kept) and kept[n] is not None:
-            return n, kept[n]
+        if n < len(kept):
+            k = kept[n]
+            if k is not None:
+                return n, k
+        elif n == len(kept):        # a new number, next in line: no gap to fill (``keep``)
+            kept.append(state)
+            return n, state
         self.keep(n, state)
         return n, state
 
@@ -203,8 +209,10 @@ class LeanSimulator(Core):
         pool = self._event_pool
         out = []
         for a in self.protocol.actions(self.config, pid, state):
-            e = Event(f"{PREFIX[a.kind]}:{pid}:{a.name}", a.kind, pid, a.label or a.name,
-                      a.progress)
+            kind, name = a.kind, a.name
+            # ``Event(...)`` without the named tuple's Python-level ``__new__``
+            e = _tuple_new(Event, (f"{PREFIX[kind]}:{pid}:{name}", kind, pid, a.label or name,
+                                   a.progress, None))
             out.append(pool.setdefault(e, e))
         return tuple(out)
 

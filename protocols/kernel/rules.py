@@ -478,6 +478,10 @@ class RuleProtocol(Protocol):
     apply to a process when there are several kinds of process (a rule may name several)."""
 
     rules: tuple[Rule, ...] = ()   # every rule declared, of every feature and role
+    # True when ``role`` reads only the config and the pid, never the state (datta_ring's
+    # resource or client): then each process's plan is kept by pid (``_plan``), and a step
+    # reads it with one lookup instead of asking ``role`` again.
+    roles_by_pid: bool = False
     _by_message: dict[str, tuple[Rule, ...]] = {}
     _tables: dict[frozenset[str], Table] = {}
 
@@ -519,8 +523,9 @@ class RuleProtocol(Protocol):
         return self._memo(config)[2]
 
     def _memo(self, config: Any) -> tuple:
-        """(config, ablated, table, any rule has a role, role -> Plan, the one Plan of a
-        table without roles or None until it is compiled) for ``config``.
+        """(config, ablated, table, any rule has a role, role -> Plan, pid -> Plan) for
+        ``config``; the last holds the plans known not to depend on the process's state
+        (every process's where no rule has a role or ``roles_by_pid``), filled by ``_plan``.
 
         The kernel asks about one config again and again (and the web server about a few, one
         per session), so each config's table and plans are kept, by identity: the entry holds
@@ -538,12 +543,12 @@ class RuleProtocol(Protocol):
                 t = self._tables[f] = select(self.rules, f)
             if len(memo) >= 64:
                 memo.clear()
-            entry = (config, self.ablated, t, any(r.role for r in t.rules), {}, None)
+            entry = (config, self.ablated, t, any(r.role for r in t.rules), {}, {})
             memo.append(entry)
         self._last = entry     # one tuple, replaced whole: readers never see half of it
         return entry
 
-    _last: tuple = (object(), None, None, True, {}, None)
+    _last: tuple = (object(), None, None, True, {}, {})
 
     def __getstate__(self) -> dict:
         """Pickled without the caches (they hold configs and bound methods)."""
@@ -551,7 +556,9 @@ class RuleProtocol(Protocol):
 
     def _plan(self, config: Any, pid: str, state: Any) -> Plan:
         """``pid``'s compiled rules in ``config`` (its role's, present in this config): built
-        once per (config, role), so a step filters nothing."""
+        once per (config, role), so a step filters nothing. Kept by pid too where the role
+        does not depend on the state, where ``actions()``, ``deliver()`` and ``apply()`` read
+        it without a call to ``_plan`` (or ``role``)."""
         last = self._last
         if last[0] is not config or last[1] is not self.ablated:
             last = self._memo(config)
@@ -559,14 +566,8 @@ class RuleProtocol(Protocol):
         p = last[4].get(me)
         if p is None:
             p = last[4][me] = self._compile(config, pid, state)
-            if not last[3]:     # the only plan: kept in the entry, where actions(),
-                # deliver() and apply() read it without a call to _plan
-                memo = self.__dict__.get("_memos", [])
-                entry = last[:5] + (p,)
-                for k, e in enumerate(memo):
-                    if e is last:
-                        memo[k] = entry
-                self._last = entry
+        if not last[3] or self.roles_by_pid:
+            last[5][pid] = p
         return p
 
     def _compile(self, config: Any, pid: str, state: Any) -> Plan:
@@ -618,8 +619,8 @@ class RuleProtocol(Protocol):
 
     # ---- derived behaviour ----------------------------------------------------------------
     def actions(self, config: Any, pid: str, state: Any) -> list[Action]:
-        last = self._last         # the plan of a table without roles, read without a call
-        plan = last[5] if last[0] is config and last[1] is self.ablated else None
+        last = self._last         # the process's plan, if kept by pid, read without a call
+        plan = last[5].get(pid) if last[0] is config and last[1] is self.ablated else None
         if plan is None:
             plan = self._plan(config, pid, state)
         return plan.offer(config, pid, state)
@@ -692,7 +693,7 @@ class RuleProtocol(Protocol):
         config, dst = ctx.config, msg.dst
         state = ctx.get(dst)
         last = self._last         # as in ``actions``
-        plan = last[5] if last[0] is config and last[1] is self.ablated else None
+        plan = last[5].get(dst) if last[0] is config and last[1] is self.ablated else None
         if plan is None:
             plan = self._plan(config, dst, state)
         for when, _, effect in plan.receivers.get(msg.kind, ()):
@@ -705,7 +706,7 @@ class RuleProtocol(Protocol):
     def apply(self, ctx: Ctx, pid: str, name: str) -> None:
         config = ctx.config
         last = self._last         # as in ``actions``
-        plan = last[5] if last[0] is config and last[1] is self.ablated else None
+        plan = last[5].get(pid) if last[0] is config and last[1] is self.ablated else None
         if plan is None:
             plan = self._plan(config, pid, ctx.get(pid))
         effect = plan.effects.get(name)       # a name without an argument: no split
