@@ -20,6 +20,7 @@ step: ``Protocol.monitor_writes``), so each explored state is judged by its own 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from array import array
 from collections.abc import Iterator, Mapping
 from operator import getitem, itemgetter
@@ -32,6 +33,7 @@ from .protocol import Ctx
 from .sim import Simulator, State
 
 _new = object.__new__
+_ORDER = sys.byteorder          # (``array``'s bytes are in the machine's order)
 _first_item = itemgetter(0)     # a Message's number
 _SET = tuple(State.__dict__[f].__set__ for f in ("procs", "messages", "next_seq", "crashed",
                                                   "cs", "waiting"))
@@ -233,6 +235,21 @@ def _ghosts(state: Any) -> tuple:
 
 
 _GHOST_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _waiting_shape(waiting: tuple) -> tuple[tuple, list[int] | None]:
+    """A state's waiting entries ``(pid, step, count)`` as ``Transitions.pack`` numbers them:
+    ``((pid, step), ...)`` and the counts, when every entry is such a triple whose count is
+    an int that fits in four unsigned bytes; else the entries whole and None."""
+    counts = []
+    for x in waiting:
+        if len(x) != 3:
+            return waiting, None
+        c = x[2]
+        if type(c) is not int or not 0 <= c < 0x100000000:
+            return waiting, None
+        counts.append(c)
+    return tuple([(x[0], x[1]) for x in waiting]), counts
 
 
 class _NeedSim(Exception):
@@ -1148,10 +1165,22 @@ class Transitions:
     def pack(self, out: Outcome) -> bytes:
         """A fast-path successor as bytes, for a search's frontier: its process-state numbers,
         next message number, (crashed, cs, waiting) by number, then each message's number and
-        content number. ``unpack`` gives back equal parts with their ``nums``/``cnums``."""
+        content number, then the waiting entries' counts. ``unpack`` gives back equal parts
+        with their ``nums``/``cnums``.
+
+        A waiting entry ``(pid, step, cs_entries)`` carries the monitor's count of critical
+        sections entered so far in the search, so nearly every packed state has its own; the
+        number keeps only (crashed, cs, each entry's pid and step), a few values a search
+        keeps for its whole life, and the counts follow the numbers as four bytes each (an
+        entry that does not fit is numbered whole, as all were before: ``_waiting_shape``).
+        """
         _procs, msgs, next_seq, crashed, cs, waiting = out.parts
-        ex = (crashed, cs, waiting)
-        e = self._extras.get(ex)
+        if waiting:
+            shape, counts = _waiting_shape(waiting)
+        else:
+            shape, counts = waiting, None
+        ex = (crashed, cs, shape, counts is not None)     # (a whole waiting of pairs is
+        e = self._extras.get(ex)                           # not a shape of triples)
         if e is None:
             e = self._extras[ex] = len(self._extra_list)
             self._extra_list.append(ex)
@@ -1161,21 +1190,39 @@ class Transitions:
             vals.append(cn)
         top = max(vals)     # the narrowest array type that holds every number, named first
         if top < 0x100:
-            return b"B" + bytes(vals)
-        if top < 0x10000:
-            return b"H" + array("H", vals).tobytes()
-        return b"i" + array("i", vals).tobytes()
+            blob = b"B" + bytes(vals)
+        elif top < 0x10000:
+            blob = b"H" + array("H", vals).tobytes()
+        else:
+            blob = b"i" + array("i", vals).tobytes()
+        return blob if counts is None else blob + array("I", counts).tobytes()
+
+    @property
+    def packed_extras(self) -> int:
+        """How many distinct (crashed, cs, waiting) entries ``pack`` has numbered and keeps for
+        the search's whole life (memory a frontier of packed states holds on to)."""
+        return len(self._extra_list)
 
     def unpack(self, blob: bytes) -> tuple[tuple, tuple[int, ...], tuple[int, ...]]:
         k = len(self.pids)
-        if blob[0] == 66:       # b"B": the bytes are the numbers (no array needed)
-            a: Any = blob[1:]
+        code = blob[0]
+        # the extras' number sits at k + 1 whatever follows (a count trailer or not)
+        width = 1 if code == 66 else (2 if code == 72 else 4)
+        e = int.from_bytes(blob[1 + width * (k + 1):1 + width * (k + 2)], _ORDER)
+        crashed, cs, waiting, inline = self._extra_list[e]
+        end = len(blob)
+        if inline:      # the counts' trailer: four bytes per waiting entry
+            end -= 4 * len(waiting)
+            counts = array("I")
+            counts.frombytes(memoryview(blob)[end:])
+            waiting = tuple([(p, st, c) for (p, st), c in zip(waiting, counts, strict=True)])
+        if code == 66:       # b"B": the bytes are the numbers (no array needed)
+            a: Any = blob[1:end]
         else:
-            a = array(chr(blob[0]))
-            a.frombytes(memoryview(blob)[1:])
+            a = array(chr(code))
+            a.frombytes(memoryview(blob)[1:end])
         nums = tuple(a[:k])
         state_of = self._state_of
-        crashed, cs, waiting = self._extra_list[a[k + 1]]
         seqs, cnums = a[k + 2::2], tuple(a[k + 3::2])
         dev, contents = self._dev, self._contents
         msgs = []
