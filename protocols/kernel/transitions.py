@@ -237,19 +237,21 @@ def _ghosts(state: Any) -> tuple:
 _GHOST_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _waiting_shape(waiting: tuple) -> tuple[tuple, list[int] | None]:
+def _waiting_shape(waiting: tuple) -> tuple[tuple, bytes | None]:
     """A state's waiting entries ``(pid, step, count)`` as ``Transitions.pack`` numbers them:
-    ``((pid, step), ...)`` and the counts, when every entry is such a triple whose count is
-    an int that fits in four unsigned bytes; else the entries whole and None."""
-    counts = []
-    for x in waiting:
+    ``((pid, step), ...)`` and the counts as four-byte unsigned ints, when every entry is
+    such a triple whose count is an int that fits; else the entries whole and None."""
+    shape = []
+    counts = b""
+    for x in waiting:       # (one or two entries: a plain loop is the cheapest)
         if len(x) != 3:
             return waiting, None
         c = x[2]
-        if type(c) is not int or not 0 <= c < 0x100000000:
+        if type(c) is not int or not 0 <= c <= 0xFFFFFFFF:
             return waiting, None
-        counts.append(c)
-    return tuple([(x[0], x[1]) for x in waiting]), counts
+        shape.append((x[0], x[1]))
+        counts += c.to_bytes(4, _ORDER)
+    return tuple(shape), counts
 
 
 class _NeedSim(Exception):
@@ -546,6 +548,9 @@ class Transitions:
         self._state_of: list[Any] = sim.state_of
         self._extras: dict[tuple, int] = {}
         self._extra_list: list[tuple] = []
+        # ``pack``: the last (waiting, cs, crashed) packed or unpacked, its number and counts
+        self._last_extra: tuple = (None, None, None, -1, None)
+        self._last_unpacked: tuple = (-1, b"", ())          # ``unpack``: the last waiting
         self.slow = 0                      # first-time steps (alone or on the lean simulator)
         # Whether ``violations`` can be judged on a ``_View`` (else a search that judges
         # violations should not take the fast path: each step would be redone on the lean
@@ -1175,15 +1180,22 @@ class Transitions:
         entry that does not fit is numbered whole, as all were before: ``_waiting_shape``).
         """
         _procs, msgs, next_seq, crashed, cs, waiting = out.parts
-        if waiting:
-            shape, counts = _waiting_shape(waiting)
+        # (a state's successors share its tuples where they leave them as they were: the
+        # number and counts of the last ones packed or unpacked are kept with them)
+        last = self._last_extra
+        if last[0] is waiting and last[1] is cs and last[2] is crashed:
+            e, counts = last[3], last[4]
         else:
-            shape, counts = waiting, None
-        ex = (crashed, cs, shape, counts is not None)     # (a whole waiting of pairs is
-        e = self._extras.get(ex)                           # not a shape of triples)
-        if e is None:
-            e = self._extras[ex] = len(self._extra_list)
-            self._extra_list.append(ex)
+            if waiting:
+                shape, counts = _waiting_shape(waiting)
+            else:
+                shape, counts = waiting, None
+            ex = (crashed, cs, shape, counts is not None)     # (a whole waiting of pairs is
+            e = self._extras.get(ex)                           # not a shape of triples)
+            if e is None:
+                e = self._extras[ex] = len(self._extra_list)
+                self._extra_list.append(ex)
+            self._last_extra = (waiting, cs, crashed, e, counts)
         vals = [*out.nums, next_seq, e]
         for m, cn in zip(msgs, out.cnums, strict=True):
             vals.append(m[0])
@@ -1195,7 +1207,7 @@ class Transitions:
             blob = b"H" + array("H", vals).tobytes()
         else:
             blob = b"i" + array("i", vals).tobytes()
-        return blob if counts is None else blob + array("I", counts).tobytes()
+        return blob if counts is None else blob + counts
 
     @property
     def packed_extras(self) -> int:
@@ -1206,16 +1218,37 @@ class Transitions:
     def unpack(self, blob: bytes) -> tuple[tuple, tuple[int, ...], tuple[int, ...]]:
         k = len(self.pids)
         code = blob[0]
-        # the extras' number sits at k + 1 whatever follows (a count trailer or not)
-        width = 1 if code == 66 else (2 if code == 72 else 4)
-        e = int.from_bytes(blob[1 + width * (k + 1):1 + width * (k + 2)], _ORDER)
-        crashed, cs, waiting, inline = self._extra_list[e]
+        # the extras' number is the (k + 1)th value whatever follows (a count trailer or not)
+        if code == 66:
+            e = blob[k + 2]
+        else:
+            width = 2 if code == 72 else 4
+            e = int.from_bytes(blob[1 + width * (k + 1):1 + width * (k + 2)], _ORDER)
+        crashed, cs, shape, inline = self._extra_list[e]
+        waiting = shape
         end = len(blob)
         if inline:      # the counts' trailer: four bytes per waiting entry
             end -= 4 * len(waiting)
-            counts = array("I")
-            counts.frombytes(memoryview(blob)[end:])
-            waiting = tuple([(p, st, c) for (p, st), c in zip(waiting, counts, strict=True)])
+            trailer = blob[end:]
+            last = self._last_unpacked
+            if last[0] == e and last[1] == trailer:
+                # the same tuple as the last one's (frontier neighbours are often siblings
+                # with the same waiting): the keyer's ``extra_number`` knows it by identity
+                waiting = last[2]
+            else:
+                if len(shape) == 1:     # (the usual case: one process waits)
+                    p, st = shape[0]
+                    waiting = ((p, st, int.from_bytes(trailer, _ORDER)),)
+                else:
+                    counts = array("I")
+                    counts.frombytes(trailer)
+                    waiting = tuple([(p, st, c) for (p, st), c in zip(shape, counts,
+                                                                       strict=True)])
+                self._last_unpacked = (e, trailer, waiting)
+        else:
+            trailer = None
+        # the successors that leave them as they are share them: ``pack`` knows them
+        self._last_extra = (waiting, cs, crashed, e, trailer)
         if code == 66:       # b"B": the bytes are the numbers (no array needed)
             a: Any = blob[1:end]
         else:
