@@ -1218,18 +1218,18 @@ class Transitions:
     def unpack(self, blob: bytes) -> tuple[tuple, tuple[int, ...], tuple[int, ...]]:
         k = len(self.pids)
         code = blob[0]
-        # the extras' number is the (k + 1)th value whatever follows (a count trailer or not)
-        if code == 66:
-            e = blob[k + 2]
+        # the numbers, a count trailer included (four bytes a count: whole array items)
+        if code == 66:       # b"B": the bytes are the numbers (no array needed)
+            a: Any = blob[1:]
         else:
-            width = 2 if code == 72 else 4
-            e = int.from_bytes(blob[1 + width * (k + 1):1 + width * (k + 2)], _ORDER)
-        crashed, cs, shape, inline = self._extra_list[e]
-        waiting = shape
-        end = len(blob)
+            a = array(chr(code))
+            a.frombytes(memoryview(blob)[1:])
+        e = a[k + 1]
+        crashed, cs, waiting, inline = self._extra_list[e]
         if inline:      # the counts' trailer: four bytes per waiting entry
-            end -= 4 * len(waiting)
-            trailer = blob[end:]
+            shape = waiting
+            n = len(a) - (4 * len(shape)) // (1 if code == 66 else a.itemsize)
+            trailer = blob[-4 * len(shape):]
             last = self._last_unpacked
             if last[0] == e and last[1] == trailer:
                 # the same tuple as the last one's (frontier neighbours are often siblings
@@ -1245,18 +1245,14 @@ class Transitions:
                     waiting = tuple([(p, st, c) for (p, st), c in zip(shape, counts,
                                                                        strict=True)])
                 self._last_unpacked = (e, trailer, waiting)
+            seqs, cnums = a[k + 2:n:2], tuple(a[k + 3:n:2])
         else:
             trailer = None
+            seqs, cnums = a[k + 2::2], tuple(a[k + 3::2])
         # the successors that leave them as they are share them: ``pack`` knows them
         self._last_extra = (waiting, cs, crashed, e, trailer)
-        if code == 66:       # b"B": the bytes are the numbers (no array needed)
-            a: Any = blob[1:end]
-        else:
-            a = array(chr(code))
-            a.frombytes(memoryview(blob)[1:end])
         nums = tuple(a[:k])
         state_of = self._state_of
-        seqs, cnums = a[k + 2::2], tuple(a[k + 3::2])
         dev, contents = self._dev, self._contents
         msgs = []
         for seq, cn in zip(seqs, cnums, strict=True):
