@@ -1229,13 +1229,14 @@ class Transitions:
         if inline:      # the counts' trailer: four bytes per waiting entry
             shape = waiting
             n = len(a) - (4 * len(shape)) // (1 if code == 66 else a.itemsize)
-            trailer = blob[-4 * len(shape):]
             last = self._last_unpacked
-            if last[0] == e and last[1] == trailer:
+            if last[0] == e and blob.endswith(last[1]):
                 # the same tuple as the last one's (frontier neighbours are often siblings
                 # with the same waiting): the keyer's ``extra_number`` knows it by identity
                 waiting = last[2]
+                trailer = last[1]
             else:
+                trailer = blob[-4 * len(shape):]
                 if len(shape) == 1:     # (the usual case: one process waits)
                     p, st = shape[0]
                     waiting = ((p, st, int.from_bytes(trailer, _ORDER)),)
