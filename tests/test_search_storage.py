@@ -11,6 +11,7 @@ import random
 from protocols.explorer.engine import Graph, Interned, Search, SearchOptions, search
 from protocols.explorer.keys import _bytes, _narrow_key, plain_key
 from protocols.kernel import Transitions
+from protocols.kernel.transitions import Outcome
 from protocols.runner import build
 from protocols.scenario import parse
 
@@ -141,3 +142,56 @@ def test_depths_read_back_past_one_byte():
         parent = s._add(("chain", k), parent, "e", frozenset({"C1"}))
     assert list(s.graph.depth) == list(range(300)) and s.max_depth == 299
     assert len(s.graph.waiting) == 300 and s.graph.waiting[299] == frozenset({"C1"})
+
+
+def _chaos_group(first: int, last: int) -> list:
+    """kout_tree ``chaos`` family instances ``first``..``last`` (one instance's corrupted
+    starts: issue 14's groups), as scenarios."""
+    from protocols.verify import get, tasks
+    idx = set(range(first, last + 1))
+    by_index = {t["index"]: t for t in tasks(get("kout_tree", "chaos"), "full", only=idx,
+                                             max_states=1)}
+    return [parse(by_index[i]["scenario"]) for i in sorted(idx)]
+
+
+def test_packed_frontier_states_read_back_and_keep_no_per_state_waiting_entries():
+    """A kout_tree chaos group search packs most of its frontier (``Transitions.pack``): each
+    packed state unpacks to equal parts and numbers, and what ``pack`` numbers and keeps for
+    the whole search does not grow with the states (the waiting entries' ``cs_entries``
+    counts, nearly one per state, travel inside the packed bytes)."""
+    scs = _chaos_group(70, 79)
+    sims = [build(sc, "full") for sc in scs]
+    ts = Transitions(sims[0])
+    packed = 0
+    pack = ts.pack
+
+    def checked_pack(out):
+        nonlocal packed
+        blob = pack(out)
+        assert ts.unpack(blob) == (out.parts, out.nums, out.cnums)
+        packed += 1
+        return blob
+
+    ts.pack = checked_pack
+    s = Search(ts, SearchOptions(max_states=30_000, starts=tuple(x.state() for x in sims[1:]),
+                                 events=sims[0].protocol.explore_events(sims[0].config)))
+    assert s.run().kind == "limit"
+    assert packed > 20_000
+    assert ts.packed_extras < 200, ts.packed_extras
+
+
+def test_pack_keeps_waiting_entries_whose_counts_do_not_fit_in_four_bytes():
+    """A waiting entry whose numbers the packed bytes cannot hold (a count past 2**32 - 1, a
+    value that is not an int) is numbered whole, as before, and still reads back equal."""
+    sim = build(_chaos_group(70, 70)[0], "full")
+    ts = Transitions(sim)
+    ev = ts.enabled_in(ts.initial)[0]
+    out = ts.step(ts.initial, ev)
+    nums, cnums = ts.state_numbers(out.state)
+    pid = sim.pids[0]
+    for waiting in ((), ((pid, 1, 0),), ((pid, 1, 2**32 - 1),), ((pid, 1, 2**32),),
+                    ((pid, 1, "x"),), ((pid, 2**40, 5),), ((pid, 1),), ((pid, 1, 3, 4),)):
+        parts = (*out.parts[:5], waiting)
+        fake = Outcome(None, None, False, frozenset())
+        fake.parts, fake.nums, fake.cnums = parts, nums, cnums
+        assert ts.unpack(ts.pack(fake)) == (parts, nums, cnums)

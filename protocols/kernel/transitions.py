@@ -20,6 +20,7 @@ step: ``Protocol.monitor_writes``), so each explored state is judged by its own 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from array import array
 from collections.abc import Iterator, Mapping
 from operator import getitem, itemgetter
@@ -32,6 +33,7 @@ from .protocol import Ctx
 from .sim import Simulator, State
 
 _new = object.__new__
+_ORDER = sys.byteorder          # (``array``'s bytes are in the machine's order)
 _first_item = itemgetter(0)     # a Message's number
 _SET = tuple(State.__dict__[f].__set__ for f in ("procs", "messages", "next_seq", "crashed",
                                                   "cs", "waiting"))
@@ -233,6 +235,23 @@ def _ghosts(state: Any) -> tuple:
 
 
 _GHOST_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _waiting_shape(waiting: tuple) -> tuple[tuple, bytes | None]:
+    """A state's waiting entries ``(pid, step, count)`` as ``Transitions.pack`` numbers them:
+    ``((pid, step), ...)`` and the counts as four-byte unsigned ints, when every entry is
+    such a triple whose count is an int that fits; else the entries whole and None."""
+    shape = []
+    counts = b""
+    for x in waiting:       # (one or two entries: a plain loop is the cheapest)
+        if len(x) != 3:
+            return waiting, None
+        c = x[2]
+        if type(c) is not int or not 0 <= c <= 0xFFFFFFFF:
+            return waiting, None
+        shape.append((x[0], x[1]))
+        counts += c.to_bytes(4, _ORDER)
+    return tuple(shape), counts
 
 
 class _NeedSim(Exception):
@@ -529,6 +548,9 @@ class Transitions:
         self._state_of: list[Any] = sim.state_of
         self._extras: dict[tuple, int] = {}
         self._extra_list: list[tuple] = []
+        # ``pack``: the last (waiting, cs, crashed) packed or unpacked, its number and counts
+        self._last_extra: tuple = (None, None, None, -1, None)
+        self._last_unpacked: tuple = (-1, b"", ())          # ``unpack``: the last waiting
         self.slow = 0                      # first-time steps (alone or on the lean simulator)
         # Whether ``violations`` can be judged on a ``_View`` (else a search that judges
         # violations should not take the fast path: each step would be redone on the lean
@@ -1148,35 +1170,90 @@ class Transitions:
     def pack(self, out: Outcome) -> bytes:
         """A fast-path successor as bytes, for a search's frontier: its process-state numbers,
         next message number, (crashed, cs, waiting) by number, then each message's number and
-        content number. ``unpack`` gives back equal parts with their ``nums``/``cnums``."""
+        content number, then the waiting entries' counts. ``unpack`` gives back equal parts
+        with their ``nums``/``cnums``.
+
+        A waiting entry ``(pid, step, cs_entries)`` carries the monitor's count of critical
+        sections entered so far in the search, so nearly every packed state has its own; the
+        number keeps only (crashed, cs, each entry's pid and step), a few values a search
+        keeps for its whole life, and the counts follow the numbers as four bytes each (an
+        entry that does not fit is numbered whole, as all were before: ``_waiting_shape``).
+        """
         _procs, msgs, next_seq, crashed, cs, waiting = out.parts
-        ex = (crashed, cs, waiting)
-        e = self._extras.get(ex)
-        if e is None:
-            e = self._extras[ex] = len(self._extra_list)
-            self._extra_list.append(ex)
+        # (a state's successors share its tuples where they leave them as they were: the
+        # number and counts of the last ones packed or unpacked are kept with them)
+        last = self._last_extra
+        if last[0] is waiting and last[1] is cs and last[2] is crashed:
+            e, counts = last[3], last[4]
+        else:
+            if waiting:
+                shape, counts = _waiting_shape(waiting)
+            else:
+                shape, counts = waiting, None
+            ex = (crashed, cs, shape, counts is not None)     # (a whole waiting of pairs is
+            e = self._extras.get(ex)                           # not a shape of triples)
+            if e is None:
+                e = self._extras[ex] = len(self._extra_list)
+                self._extra_list.append(ex)
+            self._last_extra = (waiting, cs, crashed, e, counts)
         vals = [*out.nums, next_seq, e]
         for m, cn in zip(msgs, out.cnums, strict=True):
             vals.append(m[0])
             vals.append(cn)
         top = max(vals)     # the narrowest array type that holds every number, named first
         if top < 0x100:
-            return b"B" + bytes(vals)
-        if top < 0x10000:
-            return b"H" + array("H", vals).tobytes()
-        return b"i" + array("i", vals).tobytes()
+            blob = b"B" + bytes(vals)
+        elif top < 0x10000:
+            blob = b"H" + array("H", vals).tobytes()
+        else:
+            blob = b"i" + array("i", vals).tobytes()
+        return blob if counts is None else blob + counts
+
+    @property
+    def packed_extras(self) -> int:
+        """How many distinct (crashed, cs, waiting) entries ``pack`` has numbered and keeps for
+        the search's whole life (memory a frontier of packed states holds on to)."""
+        return len(self._extra_list)
 
     def unpack(self, blob: bytes) -> tuple[tuple, tuple[int, ...], tuple[int, ...]]:
         k = len(self.pids)
-        if blob[0] == 66:       # b"B": the bytes are the numbers (no array needed)
+        code = blob[0]
+        # the numbers, a count trailer included (four bytes a count: whole array items)
+        if code == 66:       # b"B": the bytes are the numbers (no array needed)
             a: Any = blob[1:]
         else:
-            a = array(chr(blob[0]))
+            a = array(chr(code))
             a.frombytes(memoryview(blob)[1:])
+        e = a[k + 1]
+        crashed, cs, waiting, inline = self._extra_list[e]
+        if inline:      # the counts' trailer: four bytes per waiting entry
+            shape = waiting
+            n = len(a) - (4 * len(shape)) // (1 if code == 66 else a.itemsize)
+            last = self._last_unpacked
+            if last[0] == e and blob.endswith(last[1]):
+                # the same tuple as the last one's (frontier neighbours are often siblings
+                # with the same waiting): the keyer's ``extra_number`` knows it by identity
+                waiting = last[2]
+                trailer = last[1]
+            else:
+                trailer = blob[-4 * len(shape):]
+                if len(shape) == 1:     # (the usual case: one process waits)
+                    p, st = shape[0]
+                    waiting = ((p, st, int.from_bytes(trailer, _ORDER)),)
+                else:
+                    counts = array("I")
+                    counts.frombytes(trailer)
+                    waiting = tuple([(p, st, c) for (p, st), c in zip(shape, counts,
+                                                                       strict=True)])
+                self._last_unpacked = (e, trailer, waiting)
+            seqs, cnums = a[k + 2:n:2], tuple(a[k + 3:n:2])
+        else:
+            trailer = None
+            seqs, cnums = a[k + 2::2], tuple(a[k + 3::2])
+        # the successors that leave them as they are share them: ``pack`` knows them
+        self._last_extra = (waiting, cs, crashed, e, trailer)
         nums = tuple(a[:k])
         state_of = self._state_of
-        crashed, cs, waiting = self._extra_list[a[k + 1]]
-        seqs, cnums = a[k + 2::2], tuple(a[k + 3::2])
         dev, contents = self._dev, self._contents
         msgs = []
         for seq, cn in zip(seqs, cnums, strict=True):
